@@ -1,0 +1,82 @@
+//! [`CommunicatorExt`]: operations derived from the core [`Communicator`] methods.
+
+use crate::{CommError, Communicator};
+use redblue_core::{Datum, ReduceOp};
+
+/// Derived operations, available on every [`Communicator`].
+pub trait CommunicatorExt: Communicator {
+    /// `op` over every rank's single value, returned on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`Communicator::all_reduce`].
+    fn all_reduce_one<T: Datum>(&self, x: T, op: ReduceOp) -> Result<T, CommError> {
+        let mut out = [x];
+        self.all_reduce(&[x], &mut out, op)?;
+        Ok(out[0])
+    }
+
+    /// In-place all-reduce of `buf`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`Communicator::all_reduce`].
+    fn all_reduce_in_place<T: Datum>(&self, buf: &mut [T], op: ReduceOp) -> Result<(), CommError> {
+        let send = buf.to_vec();
+        self.all_reduce(&send, buf, op)
+    }
+
+    /// Whether `flag` is true on any rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A failed peer or a backend error.
+    fn any(&self, flag: bool) -> Result<bool, CommError> {
+        Ok(self.all_reduce_one(u32::from(flag), ReduceOp::Max)? == 1)
+    }
+
+    /// Whether `flag` is true on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A failed peer or a backend error.
+    fn all(&self, flag: bool) -> Result<bool, CommError> {
+        Ok(self.all_reduce_one(u32::from(flag), ReduceOp::Min)? == 1)
+    }
+
+    /// `root`'s value of `x`, on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`Communicator::broadcast`].
+    fn broadcast_one<T: Datum>(&self, x: T, root: usize) -> Result<T, CommError> {
+        let mut buf = [x];
+        self.broadcast(&mut buf, root)?;
+        Ok(buf[0])
+    }
+
+    /// Every rank's single value, in rank order, on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`Communicator::all_gather`].
+    fn all_gather_one<T: Datum>(&self, x: T) -> Result<Vec<T>, CommError> {
+        let mut out = vec![x; self.size()];
+        self.all_gather(&[x], &mut out)?;
+        Ok(out)
+    }
+
+    /// The lowest rank whose `failed` is true, on every rank (`None` if no rank failed): the
+    /// building block for returning the same `Result` everywhere.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A failed peer or a backend error.
+    fn agree_failed_rank(&self, failed: bool) -> Result<Option<usize>, CommError> {
+        let me = if failed { self.rank() } else { usize::MAX };
+        let first = self.all_reduce_one(me, ReduceOp::Min)?;
+        Ok((first != usize::MAX).then_some(first))
+    }
+}
+
+impl<C: Communicator> CommunicatorExt for C {}

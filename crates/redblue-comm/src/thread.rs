@@ -1,0 +1,695 @@
+//! The threads-as-ranks backend: [`run_ranks`] starts P ranks as threads of one process, each
+//! with a [`ThreadComm`]; messages move through per-rank mailboxes.
+
+use crate::volume::even_split;
+use crate::{
+    check_len, check_op, check_rank, combine_into, displacements, CommError, CommStats,
+    Communicator, Counters, Request,
+};
+use redblue_core::{Datum, ReduceOp};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::mem::size_of;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+type Payload = Box<dyn Any + Send>;
+
+const NO_FAILURE: usize = usize::MAX;
+
+/// Which stream a message belongs to: user point-to-point traffic by tag, or one phase of one
+/// collective call (collectives are numbered per communicator, so they never mix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Channel {
+    P2p(u32),
+    Coll(u64, u8),
+}
+
+/// A message stream: communicator, sending rank (in that communicator) and channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    comm: u64,
+    src: usize,
+    channel: Channel,
+}
+
+/// Messages of one stream, numbered in send order; receives take tickets in post order, and
+/// ticket `t` matches message `t` (MPI's non-overtaking rule, also for `irecv`).
+#[derive(Default)]
+struct Stream {
+    arrived: BTreeMap<u64, Payload>,
+    next_message: u64,
+    next_ticket: u64,
+}
+
+#[derive(Default)]
+struct Mailbox {
+    streams: Mutex<HashMap<Key, Stream>>,
+    ready: Condvar,
+}
+
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Stream>> {
+        // No code panics while holding the lock, but never let poison hide a peer's failure.
+        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// State shared by all ranks of one `run_ranks` call.
+struct World {
+    mailboxes: Vec<Mailbox>,
+    counters: Vec<Arc<Counters>>,
+    failed: AtomicUsize,
+    comm_ids: Mutex<HashMap<(u64, u64, u32), u64>>,
+    next_id: AtomicU64,
+}
+
+impl World {
+    fn new(size: usize) -> Self {
+        World {
+            mailboxes: (0..size).map(|_| Mailbox::default()).collect(),
+            counters: (0..size).map(|_| Arc::default()).collect(),
+            failed: AtomicUsize::new(NO_FAILURE),
+            comm_ids: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Marks `rank` failed and wakes every waiting rank so that it notices.
+    fn fail(&self, rank: usize) {
+        let _ = self
+            .failed
+            .compare_exchange(NO_FAILURE, rank, Ordering::SeqCst, Ordering::SeqCst);
+        for mb in &self.mailboxes {
+            let _guard = mb.lock();
+            mb.ready.notify_all();
+        }
+    }
+
+    fn check(&self) -> Result<(), CommError> {
+        match self.failed.load(Ordering::SeqCst) {
+            NO_FAILURE => Ok(()),
+            rank => Err(CommError::PeerFailed { rank }),
+        }
+    }
+}
+
+/// One rank's handle on a communicator of ranks that are threads of this process.
+///
+/// Made by [`run_ranks`] (the world) and by [`Communicator::split`]. Sends are buffered: they
+/// never block. If any rank of the world panics, every other rank's pending or next call returns
+/// [`CommError::PeerFailed`].
+pub struct ThreadComm {
+    world: Arc<World>,
+    id: u64,
+    rank: usize,
+    /// World rank of each rank of this communicator.
+    members: Arc<[usize]>,
+    next_collective: AtomicU64,
+}
+
+impl std::fmt::Debug for ThreadComm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadComm")
+            .field("rank", &self.rank)
+            .field("size", &self.members.len())
+            .field("world_rank", &self.world_rank())
+            .finish()
+    }
+}
+
+impl ThreadComm {
+    fn world_comm(world: Arc<World>, rank: usize) -> Self {
+        let size = world.mailboxes.len();
+        ThreadComm {
+            world,
+            id: 0,
+            rank,
+            members: (0..size).collect(),
+            next_collective: AtomicU64::new(0),
+        }
+    }
+
+    /// A world of one rank (what [`crate::SelfComm`] wraps).
+    pub(crate) fn solo() -> Self {
+        Self::world_comm(Arc::new(World::new(1)), 0)
+    }
+
+    /// This rank's rank in the world it was started in.
+    pub fn world_rank(&self) -> usize {
+        self.members[self.rank]
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.world.counters[self.world_rank()]
+    }
+
+    fn next_collective(&self) -> u64 {
+        self.next_collective.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Delivers `data` to `dst`'s mailbox; counts it as a message when `counted` and `dst` is
+    /// another rank.
+    fn post<T: Datum>(
+        &self,
+        dst: usize,
+        channel: Channel,
+        data: Vec<T>,
+        counted: bool,
+    ) -> Result<(), CommError> {
+        self.world.check()?;
+        let words = data.len();
+        let mb = &self.world.mailboxes[self.members[dst]];
+        {
+            let mut streams = mb.lock();
+            let stream = streams
+                .entry(Key {
+                    comm: self.id,
+                    src: self.rank,
+                    channel,
+                })
+                .or_default();
+            stream.arrived.insert(stream.next_message, Box::new(data));
+            stream.next_message += 1;
+        }
+        mb.ready.notify_all();
+        if counted && dst != self.rank {
+            self.counters().add(CommStats::sent(words, size_of::<T>()));
+        }
+        Ok(())
+    }
+
+    /// Reserves the next message of a stream (the receive-side order of MPI).
+    fn ticket(&self, src: usize, channel: Channel) -> u64 {
+        let mb = &self.world.mailboxes[self.world_rank()];
+        let mut streams = mb.lock();
+        let stream = streams
+            .entry(Key {
+                comm: self.id,
+                src,
+                channel,
+            })
+            .or_default();
+        stream.next_ticket += 1;
+        stream.next_ticket - 1
+    }
+
+    /// Waits for message `ticket` of a stream.
+    fn take_ticket<T: Datum>(
+        &self,
+        src: usize,
+        channel: Channel,
+        ticket: u64,
+        counted: bool,
+    ) -> Result<Vec<T>, CommError> {
+        let mb = &self.world.mailboxes[self.world_rank()];
+        let key = Key {
+            comm: self.id,
+            src,
+            channel,
+        };
+        let mut streams = mb.lock();
+        let payload = loop {
+            self.world.check()?;
+            if let Some(p) = streams.get_mut(&key).and_then(|s| s.arrived.remove(&ticket)) {
+                break p;
+            }
+            streams = mb.ready.wait(streams).unwrap_or_else(|e| e.into_inner());
+        };
+        drop(streams);
+        let data = payload
+            .downcast::<Vec<T>>()
+            .map_err(|_| CommError::TypeMismatch { expected: T::KIND })?;
+        if counted && src != self.rank {
+            self.counters()
+                .add(CommStats::received(data.len(), size_of::<T>()));
+        }
+        Ok(*data)
+    }
+
+    fn take<T: Datum>(&self, src: usize, channel: Channel, counted: bool) -> Result<Vec<T>, CommError> {
+        let ticket = self.ticket(src, channel);
+        self.take_ticket(src, channel, ticket, counted)
+    }
+
+    /// Receives a collective piece into `out`, checking its length.
+    fn take_into<T: Datum>(
+        &self,
+        src: usize,
+        channel: Channel,
+        out: &mut [T],
+        what: &'static str,
+    ) -> Result<(), CommError> {
+        let v = self.take::<T>(src, channel, !out.is_empty())?;
+        check_len(what, out.len(), v.len())?;
+        out.copy_from_slice(&v);
+        Ok(())
+    }
+
+    /// Posts a collective piece (counted when non-empty).
+    fn put<T: Datum>(&self, dst: usize, channel: Channel, data: &[T]) -> Result<(), CommError> {
+        self.post(dst, channel, data.to_vec(), !data.is_empty())
+    }
+}
+
+/// A pending [`ThreadComm`] operation: sends complete at once (they are buffered), receives
+/// complete at `wait`.
+#[must_use = "a request must be waited on"]
+pub struct ThreadRequest<'a> {
+    pending: Option<Box<dyn FnOnce() -> Result<(), CommError> + 'a>>,
+}
+
+impl Request for ThreadRequest<'_> {
+    fn wait(mut self) -> Result<(), CommError> {
+        self.pending.take().map_or(Ok(()), |f| f())
+    }
+}
+
+impl Communicator for ThreadComm {
+    type Request<'a> = ThreadRequest<'a>;
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    fn split(&self, color: u32, key: usize) -> Result<Self, CommError> {
+        let seq = self.next_collective();
+        let ch = Channel::Coll(seq, 0);
+        let me = [u64::from(color), key as u64];
+        for j in 0..self.size() {
+            self.post(j, ch, me.to_vec(), false)?;
+        }
+        let mut group = Vec::new();
+        for i in 0..self.size() {
+            let v = self.take::<u64>(i, ch, false)?;
+            if v[0] == u64::from(color) {
+                group.push((v[1], i));
+            }
+        }
+        group.sort_unstable();
+        let rank = group
+            .iter()
+            .position(|&(_, i)| i == self.rank)
+            .expect("a rank is always in its own colour group");
+        let members: Arc<[usize]> = group.iter().map(|&(_, i)| self.members[i]).collect();
+        let id = {
+            let mut ids = self.world.comm_ids.lock().unwrap_or_else(|e| e.into_inner());
+            *ids.entry((self.id, seq, color))
+                .or_insert_with(|| self.world.next_id.fetch_add(1, Ordering::Relaxed))
+        };
+        Ok(ThreadComm {
+            world: Arc::clone(&self.world),
+            id,
+            rank,
+            members,
+            next_collective: AtomicU64::new(0),
+        })
+    }
+
+    fn barrier(&self) -> Result<(), CommError> {
+        let seq = self.next_collective();
+        let (arrive, leave) = (Channel::Coll(seq, 0), Channel::Coll(seq, 1));
+        self.post::<u8>(0, arrive, vec![], false)?;
+        if self.rank == 0 {
+            for i in 0..self.size() {
+                self.take::<u8>(i, arrive, false)?;
+            }
+            for j in 0..self.size() {
+                self.post::<u8>(j, leave, vec![], false)?;
+            }
+        }
+        self.take::<u8>(0, leave, false).map(drop)
+    }
+
+    fn send<T: Datum>(&self, buf: &[T], dest: usize, tag: u32) -> Result<(), CommError> {
+        check_rank("destination", dest, self.size())?;
+        self.post(dest, Channel::P2p(tag), buf.to_vec(), true)
+    }
+
+    fn recv<T: Datum>(&self, buf: &mut [T], src: usize, tag: u32) -> Result<(), CommError> {
+        check_rank("source", src, self.size())?;
+        let v = self.take::<T>(src, Channel::P2p(tag), true)?;
+        check_len("received message", buf.len(), v.len())?;
+        buf.copy_from_slice(&v);
+        Ok(())
+    }
+
+    fn isend<'a, T: Datum>(
+        &'a self,
+        buf: &'a [T],
+        dest: usize,
+        tag: u32,
+    ) -> Result<ThreadRequest<'a>, CommError> {
+        self.send(buf, dest, tag)?;
+        Ok(ThreadRequest { pending: None })
+    }
+
+    fn irecv<'a, T: Datum>(
+        &'a self,
+        buf: &'a mut [T],
+        src: usize,
+        tag: u32,
+    ) -> Result<ThreadRequest<'a>, CommError> {
+        check_rank("source", src, self.size())?;
+        self.world.check()?;
+        let channel = Channel::P2p(tag);
+        let ticket = self.ticket(src, channel);
+        Ok(ThreadRequest {
+            pending: Some(Box::new(move || {
+                let v = self.take_ticket::<T>(src, channel, ticket, true)?;
+                check_len("received message", buf.len(), v.len())?;
+                buf.copy_from_slice(&v);
+                Ok(())
+            })),
+        })
+    }
+
+    fn broadcast<T: Datum>(&self, buf: &mut [T], root: usize) -> Result<(), CommError> {
+        check_rank("root", root, self.size())?;
+        let ch = Channel::Coll(self.next_collective(), 0);
+        if self.rank == root {
+            for j in (0..self.size()).filter(|&j| j != root) {
+                self.put(j, ch, buf)?;
+            }
+            Ok(())
+        } else {
+            self.take_into(root, ch, buf, "broadcast buffer")
+        }
+    }
+
+    fn reduce<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<(), CommError> {
+        check_op::<T>(op)?;
+        check_rank("root", root, self.size())?;
+        let ch = Channel::Coll(self.next_collective(), 0);
+        if self.rank != root {
+            return self.put(root, ch, send);
+        }
+        check_len("reduce receive buffer", send.len(), recv.len())?;
+        // Combine in rank order, so the result does not depend on arrival order.
+        for i in 0..self.size() {
+            let piece = if i == root {
+                send.to_vec()
+            } else {
+                let v = self.take::<T>(i, ch, !send.is_empty())?;
+                check_len("reduce contribution", send.len(), v.len())?;
+                v
+            };
+            if i == 0 {
+                recv.copy_from_slice(&piece);
+            } else {
+                combine_into(recv, &piece, op);
+            }
+        }
+        Ok(())
+    }
+
+    fn all_reduce<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: ReduceOp,
+    ) -> Result<(), CommError> {
+        check_op::<T>(op)?;
+        check_len("all_reduce receive buffer", send.len(), recv.len())?;
+        let counts = even_split(send.len(), self.size());
+        let seq = self.next_collective();
+        self.reduce_scatter_on(seq, send, &counts, op, recv)?;
+        let d = displacements(&counts);
+        let me = self.rank;
+        let mine = recv[d[me]..d[me + 1]].to_vec();
+        self.all_gather_on(seq, &mine, recv, &counts)
+    }
+
+    fn gather_v<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        root: usize,
+    ) -> Result<(), CommError> {
+        check_rank("root", root, self.size())?;
+        let ch = Channel::Coll(self.next_collective(), 0);
+        if self.rank != root {
+            return self.put(root, ch, send);
+        }
+        check_len("gather_v counts", self.size(), counts.len())?;
+        check_len("gather_v send buffer", counts[root], send.len())?;
+        let d = displacements(counts);
+        check_len("gather_v receive buffer", d[self.size()], recv.len())?;
+        for i in 0..self.size() {
+            let out = &mut recv[d[i]..d[i + 1]];
+            if i == root {
+                out.copy_from_slice(send);
+            } else {
+                self.take_into(i, ch, out, "gather_v contribution")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn all_gather_v<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<(), CommError> {
+        let seq = self.next_collective();
+        self.all_gather_on(seq, send, recv, counts)
+    }
+
+    fn scatter_v<T: Datum>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        recv: &mut [T],
+        root: usize,
+    ) -> Result<(), CommError> {
+        check_rank("root", root, self.size())?;
+        let ch = Channel::Coll(self.next_collective(), 0);
+        if self.rank != root {
+            return self.take_into(root, ch, recv, "scatter_v receive buffer");
+        }
+        check_len("scatter_v counts", self.size(), counts.len())?;
+        let d = displacements(counts);
+        check_len("scatter_v send buffer", d[self.size()], send.len())?;
+        check_len("scatter_v receive buffer", counts[root], recv.len())?;
+        for j in 0..self.size() {
+            if j == root {
+                recv.copy_from_slice(&send[d[j]..d[j + 1]]);
+            } else {
+                self.put(j, ch, &send[d[j]..d[j + 1]])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn reduce_scatter<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: ReduceOp,
+    ) -> Result<(), CommError> {
+        check_op::<T>(op)?;
+        check_len("reduce_scatter counts", self.size(), counts.len())?;
+        check_len("reduce_scatter receive buffer", counts[self.rank], recv.len())?;
+        let d = displacements(counts);
+        check_len("reduce_scatter send buffer", d[self.size()], send.len())?;
+        let seq = self.next_collective();
+        // reduce_scatter_on writes this rank's piece at its displacement in a full-size buffer.
+        let mut full = send.to_vec();
+        self.reduce_scatter_on(seq, send, counts, op, &mut full)?;
+        recv.copy_from_slice(&full[d[self.rank]..d[self.rank + 1]]);
+        Ok(())
+    }
+
+    fn all_to_all_v<T: Datum>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+    ) -> Result<(), CommError> {
+        let p = self.size();
+        check_len("all_to_all_v send counts", p, send_counts.len())?;
+        check_len("all_to_all_v receive counts", p, recv_counts.len())?;
+        let sd = displacements(send_counts);
+        let rd = displacements(recv_counts);
+        check_len("all_to_all_v send buffer", sd[p], send.len())?;
+        check_len("all_to_all_v receive buffer", rd[p], recv.len())?;
+        check_len(
+            "all_to_all_v piece to self",
+            send_counts[self.rank],
+            recv_counts[self.rank],
+        )?;
+        let ch = Channel::Coll(self.next_collective(), 0);
+        for j in (0..p).filter(|&j| j != self.rank) {
+            self.put(j, ch, &send[sd[j]..sd[j + 1]])?;
+        }
+        for i in 0..p {
+            let out = &mut recv[rd[i]..rd[i + 1]];
+            if i == self.rank {
+                out.copy_from_slice(&send[sd[i]..sd[i + 1]]);
+            } else {
+                self.take_into(i, ch, out, "all_to_all_v piece")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> CommStats {
+        self.counters().snapshot()
+    }
+
+    fn reset_stats(&self) {
+        self.counters().reset();
+    }
+}
+
+impl ThreadComm {
+    /// Reduce-scatter of collective `seq` (phase 0): this rank's piece of the reduction lands at
+    /// its displacement in `out`, which has the full length.
+    fn reduce_scatter_on<T: Datum>(
+        &self,
+        seq: u64,
+        send: &[T],
+        counts: &[usize],
+        op: ReduceOp,
+        out: &mut [T],
+    ) -> Result<(), CommError> {
+        let d = displacements(counts);
+        let p = self.size();
+        check_len("reduce_scatter send buffer", d[p], send.len())?;
+        let ch = Channel::Coll(seq, 0);
+        for j in (0..p).filter(|&j| j != self.rank) {
+            self.put(j, ch, &send[d[j]..d[j + 1]])?;
+        }
+        let me = self.rank;
+        let mine = &mut out[d[me]..d[me + 1]];
+        // Combine in rank order, so every backend and every run gives the same bits.
+        for i in 0..p {
+            let piece = if i == me {
+                send[d[me]..d[me + 1]].to_vec()
+            } else {
+                let v = self.take::<T>(i, ch, !mine.is_empty())?;
+                check_len("reduce_scatter contribution", mine.len(), v.len())?;
+                v
+            };
+            if i == 0 {
+                mine.copy_from_slice(&piece);
+            } else {
+                combine_into(mine, &piece, op);
+            }
+        }
+        Ok(())
+    }
+
+    /// All-gather of collective `seq` (phase 1).
+    fn all_gather_on<T: Datum>(
+        &self,
+        seq: u64,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<(), CommError> {
+        let p = self.size();
+        check_len("all_gather_v counts", p, counts.len())?;
+        check_len("all_gather_v send buffer", counts[self.rank], send.len())?;
+        let d = displacements(counts);
+        check_len("all_gather_v receive buffer", d[p], recv.len())?;
+        let ch = Channel::Coll(seq, 1);
+        for j in (0..p).filter(|&j| j != self.rank) {
+            self.put(j, ch, send)?;
+        }
+        for i in 0..p {
+            let out = &mut recv[d[i]..d[i + 1]];
+            if i == self.rank {
+                out.copy_from_slice(send);
+            } else {
+                self.take_into(i, ch, out, "all_gather_v piece")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` on `p` ranks, each a thread of this process with its own [`ThreadComm`], and returns
+/// the results in rank order.
+///
+/// # Panics
+/// If `p` is 0, or if any rank panics: the other ranks' communication calls then fail with
+/// [`CommError::PeerFailed`] instead of hanging, and `run_ranks` panics with the first failed
+/// rank's message, prefixed by `rank R panicked:`.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// let ranks = run_ranks(3, |comm| (comm.rank(), comm.size()));
+/// assert_eq!(ranks, vec![(0, 3), (1, 3), (2, 3)]);
+/// ```
+pub fn run_ranks<R, F>(p: usize, f: F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(ThreadComm) -> R + Sync,
+{
+    assert!(p > 0, "run_ranks needs at least one rank");
+    let world = Arc::new(World::new(p));
+    let outcomes: Vec<std::thread::Result<R>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..p)
+            .map(|r| {
+                let comm = ThreadComm::world_comm(Arc::clone(&world), r);
+                let (world, f) = (Arc::clone(&world), &f);
+                std::thread::Builder::new()
+                    .name(format!("rank {r}"))
+                    .stack_size(16 << 20)
+                    .spawn_scoped(s, move || {
+                        let out = catch_unwind(AssertUnwindSafe(|| f(comm)));
+                        if out.is_err() {
+                            world.fail(r);
+                        }
+                        out
+                    })
+                    .expect("failed to spawn a rank thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(Err))
+            .collect()
+    });
+    let first_failed = world.failed.load(Ordering::SeqCst);
+    if first_failed != NO_FAILURE {
+        let mut outcomes = outcomes;
+        let payload = match outcomes.swap_remove(first_failed) {
+            Err(payload) => payload,
+            Ok(_) => Box::new("(no message)"),
+        };
+        let msg = panic_message(&*payload);
+        resume_unwind(Box::new(format!("rank {first_failed} panicked: {msg}")));
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|p| resume_unwind(p)))
+        .collect()
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_string()
+    }
+}

@@ -1,0 +1,216 @@
+//! The accounting rules: what each call moves, per rank, as a pure function of its arguments.
+//!
+//! Every backend counts by these rules. [`ThreadComm`](crate::ThreadComm) runs exactly these
+//! transfers and counts them as they happen; `MpiComm` lets the MPI library choose its own
+//! algorithm and counts these per-call quantities, so a program reports the same counters on
+//! both. The rules are those of the direct algorithms (each piece of data goes straight from the
+//! rank that has it to the rank that needs it), except `all_reduce`, which is a reduce-scatter
+//! followed by an all-gather (the bandwidth-optimal schedule for large vectors):
+//!
+//! | call | words sent by rank `r` | words received by rank `r` |
+//! |---|---|---|
+//! | `broadcast(n)` | `n·(P−1)` on the root | `n` off the root |
+//! | `reduce(n)` | `n` off the root | `n·(P−1)` on the root |
+//! | `all_reduce(n)`, pieces `b = split(n, P)` | `n − b_r + b_r·(P−1)` | the same |
+//! | `gather_v(c)` | `c_r` off the root | `Σ_{i≠root} c_i` on the root |
+//! | `scatter_v(c)` | `Σ_{i≠root} c_i` on the root | `c_r` off the root |
+//! | `all_gather_v(c)` | `c_r·(P−1)` | `Σ_{i≠r} c_i` |
+//! | `reduce_scatter(c)` | `Σ_{i≠r} c_i` | `c_r·(P−1)` |
+//! | `all_to_all_v(s, t)` | `Σ_{j≠r} s_j` | `Σ_{i≠r} t_i` |
+//!
+//! A message is one non-empty transfer between two different ranks; point-to-point `send` and
+//! `recv` always count one message, even when empty ([`point_to_point`]). `barrier` and `split` count nothing.
+
+use crate::CommStats;
+
+/// A list of transfers `(peer, words)` from one rank's point of view.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transfers {
+    /// `(destination, words)` of each send.
+    pub sends: Vec<(usize, usize)>,
+    /// `(source, words)` of each receive.
+    pub recvs: Vec<(usize, usize)>,
+    /// Whether these are point-to-point transfers, which count a message even when empty.
+    pub point_to_point: bool,
+}
+
+impl Transfers {
+    /// The counters these transfers add on `rank` for elements of `bytes_per_word` bytes:
+    /// self-transfers and empty transfers are not counted.
+    pub fn stats(&self, rank: usize, bytes_per_word: usize) -> CommStats {
+        let sent = self
+            .sends
+            .iter()
+            .filter(|&&(peer, w)| peer != rank && (w > 0 || self.point_to_point))
+            .map(|&(_, w)| CommStats::sent(w, bytes_per_word));
+        let received = self
+            .recvs
+            .iter()
+            .filter(|&&(peer, w)| peer != rank && (w > 0 || self.point_to_point))
+            .map(|&(_, w)| CommStats::received(w, bytes_per_word));
+        sent.chain(received).sum()
+    }
+}
+
+/// Transfers of a point-to-point `send` of `n` elements to `dest` and `recv` of `m` elements
+/// from `src` (either may be absent).
+pub fn point_to_point(send: Option<(usize, usize)>, recv: Option<(usize, usize)>) -> Transfers {
+    Transfers {
+        sends: send.into_iter().collect(),
+        recvs: recv.into_iter().collect(),
+        point_to_point: true,
+    }
+}
+
+/// Splits `n` elements into `p` near-equal pieces (the first `n % p` one longer): the pieces of
+/// `all_reduce`.
+pub fn even_split(n: usize, p: usize) -> Vec<usize> {
+    (0..p).map(|r| n / p + usize::from(r < n % p)).collect()
+}
+
+fn to_all(rank: usize, p: usize, words: usize) -> Vec<(usize, usize)> {
+    (0..p).filter(|&j| j != rank).map(|j| (j, words)).collect()
+}
+
+/// Transfers of `broadcast` of `n` elements from `root`.
+pub fn broadcast(rank: usize, p: usize, n: usize, root: usize) -> Transfers {
+    if rank == root {
+        Transfers {
+            sends: to_all(rank, p, n),
+            ..Default::default()
+        }
+    } else {
+        Transfers {
+            recvs: vec![(root, n)],
+            ..Default::default()
+        }
+    }
+}
+
+/// Transfers of `reduce` of `n` elements to `root`.
+pub fn reduce(rank: usize, p: usize, n: usize, root: usize) -> Transfers {
+    let b = broadcast(rank, p, n, root);
+    Transfers {
+        sends: b.recvs,
+        recvs: b.sends,
+        ..Default::default()
+    }
+}
+
+/// Transfers of `all_reduce` of `n` elements: a reduce-scatter over the pieces
+/// [`even_split`]`(n, p)`, then an all-gather of the reduced pieces.
+pub fn all_reduce(rank: usize, p: usize, n: usize) -> Transfers {
+    let pieces = even_split(n, p);
+    let rs = reduce_scatter(rank, &pieces);
+    let ag = all_gather_v(rank, &pieces);
+    Transfers {
+        sends: rs.sends.into_iter().chain(ag.sends).collect(),
+        recvs: rs.recvs.into_iter().chain(ag.recvs).collect(),
+        ..Default::default()
+    }
+}
+
+/// Transfers of `gather_v` with `counts` to `root`.
+pub fn gather_v(rank: usize, counts: &[usize], root: usize) -> Transfers {
+    if rank == root {
+        Transfers {
+            recvs: counts.iter().copied().enumerate().filter(|&(i, _)| i != root).collect(),
+            ..Default::default()
+        }
+    } else {
+        Transfers {
+            sends: vec![(root, counts[rank])],
+            ..Default::default()
+        }
+    }
+}
+
+/// Transfers of `scatter_v` with `counts` from `root`.
+pub fn scatter_v(rank: usize, counts: &[usize], root: usize) -> Transfers {
+    let g = gather_v(rank, counts, root);
+    Transfers {
+        sends: g.recvs,
+        recvs: g.sends,
+        ..Default::default()
+    }
+}
+
+/// Transfers of `all_gather_v` with `counts`.
+pub fn all_gather_v(rank: usize, counts: &[usize]) -> Transfers {
+    Transfers {
+        sends: to_all(rank, counts.len(), counts[rank]),
+        recvs: counts.iter().copied().enumerate().filter(|&(i, _)| i != rank).collect(),
+        ..Default::default()
+    }
+}
+
+/// Transfers of `reduce_scatter` with `counts`.
+pub fn reduce_scatter(rank: usize, counts: &[usize]) -> Transfers {
+    let g = all_gather_v(rank, counts);
+    Transfers {
+        sends: g.recvs,
+        recvs: g.sends,
+        ..Default::default()
+    }
+}
+
+/// Transfers of `all_to_all_v`.
+pub fn all_to_all_v(send_counts: &[usize], recv_counts: &[usize]) -> Transfers {
+    Transfers {
+        sends: send_counts.iter().copied().enumerate().collect(),
+        recvs: recv_counts.iter().copied().enumerate().collect(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_split_adds_up() {
+        for n in 0..20 {
+            for p in 1..8 {
+                let s = even_split(n, p);
+                assert_eq!(s.iter().sum::<usize>(), n);
+                assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
+            }
+        }
+    }
+
+    #[test]
+    fn all_reduce_is_bandwidth_optimal() {
+        // 2 n (P-1)/P words per rank when P divides n.
+        let (n, p) = (12, 4);
+        for r in 0..p {
+            let s = all_reduce(r, p, n).stats(r, 8);
+            assert_eq!(s.words_sent, 2 * 12 * 3 / 4);
+            assert_eq!(s.words_received, s.words_sent);
+            assert_eq!(s.messages_sent, 6);
+        }
+    }
+
+    #[test]
+    fn every_word_sent_is_received() {
+        let p = 5;
+        let counts = [3, 0, 2, 7, 1];
+        let total = |f: &dyn Fn(usize) -> Transfers| -> (u64, u64) {
+            let s: CommStats = (0..p).map(|r| f(r).stats(r, 4)).sum();
+            (s.words_sent, s.words_received)
+        };
+        for f in [
+            &|r| broadcast(r, p, 6, 2) as Transfers,
+            &|r| reduce(r, p, 6, 4),
+            &|r| all_reduce(r, p, 13),
+            &|r| gather_v(r, &counts, 1),
+            &|r| scatter_v(r, &counts, 3),
+            &|r| all_gather_v(r, &counts),
+            &|r| reduce_scatter(r, &counts),
+        ] as [&dyn Fn(usize) -> Transfers; 7]
+        {
+            let (s, r) = total(f);
+            assert_eq!(s, r);
+            assert!(s > 0);
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! `mpi-suite`: placeholder
+fn main() {}

@@ -1,0 +1,1 @@
+//! Checks of layouts, distributed matrices and transform (filled in with redblue-dist).
