@@ -55,9 +55,9 @@ fn a_panicking_rank_fails_the_others_promptly() {
 
 #[test]
 fn sub_communicator_grids() {
-    use redblue_comm::{Grid2d, Grid3d, RankOrder};
+    use redblue_comm::{Grid2d, Grid3d, GridOrder};
     run_ranks(6, |comm| {
-        for order in [RankOrder::RowMajor, RankOrder::ColMajor] {
+        for order in [GridOrder::RowMajor, GridOrder::ColMajor] {
             for (r, c) in [(3, 2), (2, 3), (6, 1), (1, 6)] {
                 let g = Grid2d::new(&comm, r, c, order).unwrap();
                 let (i, j) = g.coords();
@@ -78,7 +78,7 @@ fn sub_communicator_grids() {
                 assert_eq!(g.plane(axis).size(), 6 / g.shape().dims[axis]);
             }
         }
-        let bad = Grid2d::new(&comm, 4, 2, RankOrder::RowMajor).unwrap_err();
+        let bad = Grid2d::new(&comm, 4, 2, GridOrder::RowMajor).unwrap_err();
         assert_eq!(
             bad,
             redblue_comm::CommError::GridSizeMismatch {
@@ -86,6 +86,6 @@ fn sub_communicator_grids() {
                 size: 6
             }
         );
-        assert!(Grid3d::new(&comm, [2, 2, 2], RankOrder::RowMajor).is_err());
+        assert!(Grid3d::new(&comm, [2, 2, 2], GridOrder::RowMajor).is_err());
     });
 }

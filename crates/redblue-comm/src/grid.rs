@@ -6,7 +6,7 @@ use crate::{CommError, Communicator};
 
 /// How grid coordinates map to ranks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum RankOrder {
+pub enum GridOrder {
     /// The last coordinate varies fastest (`rank = row·cols + col` in 2D).
     #[default]
     RowMajor,
@@ -22,12 +22,12 @@ pub struct GridShape2d {
     /// Process columns.
     pub cols: usize,
     /// Rank order.
-    pub order: RankOrder,
+    pub order: GridOrder,
 }
 
 impl GridShape2d {
     /// A grid of `rows × cols` ranks in `order`.
-    pub fn new(rows: usize, cols: usize, order: RankOrder) -> Self {
+    pub fn new(rows: usize, cols: usize, order: GridOrder) -> Self {
         GridShape2d { rows, cols, order }
     }
     /// Number of ranks.
@@ -38,16 +38,16 @@ impl GridShape2d {
     pub fn rank(&self, row: usize, col: usize) -> usize {
         debug_assert!(row < self.rows && col < self.cols);
         match self.order {
-            RankOrder::RowMajor => row * self.cols + col,
-            RankOrder::ColMajor => row + col * self.rows,
+            GridOrder::RowMajor => row * self.cols + col,
+            GridOrder::ColMajor => row + col * self.rows,
         }
     }
     /// Grid position `(row, col)` of `rank`.
     pub fn coords(&self, rank: usize) -> (usize, usize) {
         debug_assert!(rank < self.size());
         match self.order {
-            RankOrder::RowMajor => (rank / self.cols, rank % self.cols),
-            RankOrder::ColMajor => (rank % self.rows, rank / self.rows),
+            GridOrder::RowMajor => (rank / self.cols, rank % self.cols),
+            GridOrder::ColMajor => (rank % self.rows, rank / self.rows),
         }
     }
 }
@@ -58,12 +58,12 @@ pub struct GridShape3d {
     /// Extent along each axis.
     pub dims: [usize; 3],
     /// Rank order.
-    pub order: RankOrder,
+    pub order: GridOrder,
 }
 
 impl GridShape3d {
     /// A grid of `dims[0] × dims[1] × dims[2]` ranks in `order`.
-    pub fn new(dims: [usize; 3], order: RankOrder) -> Self {
+    pub fn new(dims: [usize; 3], order: GridOrder) -> Self {
         GridShape3d { dims, order }
     }
     /// Number of ranks.
@@ -75,8 +75,8 @@ impl GridShape3d {
         let [d0, d1, d2] = self.dims;
         debug_assert!(c[0] < d0 && c[1] < d1 && c[2] < d2);
         match self.order {
-            RankOrder::RowMajor => (c[0] * d1 + c[1]) * d2 + c[2],
-            RankOrder::ColMajor => c[0] + d0 * (c[1] + d1 * c[2]),
+            GridOrder::RowMajor => (c[0] * d1 + c[1]) * d2 + c[2],
+            GridOrder::ColMajor => c[0] + d0 * (c[1] + d1 * c[2]),
         }
     }
     /// Grid position of `rank`.
@@ -84,8 +84,8 @@ impl GridShape3d {
         let [d0, d1, d2] = self.dims;
         debug_assert!(rank < self.size());
         match self.order {
-            RankOrder::RowMajor => [rank / (d1 * d2), (rank / d2) % d1, rank % d2],
-            RankOrder::ColMajor => [rank % d0, (rank / d0) % d1, rank / (d0 * d1)],
+            GridOrder::RowMajor => [rank / (d1 * d2), (rank / d2) % d1, rank % d2],
+            GridOrder::ColMajor => [rank % d0, (rank / d0) % d1, rank / (d0 * d1)],
         }
     }
 }
@@ -117,7 +117,7 @@ impl<C: Communicator> Grid2d<C> {
     /// # Collective
     /// # Errors
     /// [`CommError::GridSizeMismatch`] on every rank if `rows · cols != comm.size()`.
-    pub fn new(comm: &C, rows: usize, cols: usize, order: RankOrder) -> Result<Self, CommError> {
+    pub fn new(comm: &C, rows: usize, cols: usize, order: GridOrder) -> Result<Self, CommError> {
         check_size(&[rows, cols], comm.size())?;
         let shape = GridShape2d::new(rows, cols, order);
         let (r, c) = shape.coords(comm.rank());
@@ -169,7 +169,7 @@ impl<C: Communicator> Grid3d<C> {
     /// # Collective
     /// # Errors
     /// [`CommError::GridSizeMismatch`] on every rank if the grid's size is not `comm.size()`.
-    pub fn new(comm: &C, dims: [usize; 3], order: RankOrder) -> Result<Self, CommError> {
+    pub fn new(comm: &C, dims: [usize; 3], order: GridOrder) -> Result<Self, CommError> {
         check_size(&dims, comm.size())?;
         let shape = GridShape3d::new(dims, order);
         let c = shape.coords(comm.rank());
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn coords_and_rank_are_inverse_up_to_1024_ranks() {
-        for order in [RankOrder::RowMajor, RankOrder::ColMajor] {
+        for order in [GridOrder::RowMajor, GridOrder::ColMajor] {
             for (r, c) in [(1, 1), (1, 7), (7, 1), (32, 32), (3, 5)] {
                 let g = GridShape2d::new(r, c, order);
                 for rank in 0..g.size() {
@@ -234,7 +234,13 @@ mod tests {
                 }
             }
         }
-        assert_eq!(GridShape2d::new(2, 3, RankOrder::ColMajor).coords(3), (1, 1));
-        assert_eq!(GridShape2d::new(2, 3, RankOrder::RowMajor).coords(3), (1, 0));
+        assert_eq!(
+            GridShape2d::new(2, 3, GridOrder::ColMajor).coords(3),
+            (1, 1)
+        );
+        assert_eq!(
+            GridShape2d::new(2, 3, GridOrder::RowMajor).coords(3),
+            (1, 0)
+        );
     }
 }

@@ -30,7 +30,7 @@ pub mod volume;
 
 pub use error::CommError;
 pub use ext::CommunicatorExt;
-pub use grid::{Grid2d, Grid3d, GridShape2d, GridShape3d, RankOrder};
+pub use grid::{Grid2d, Grid3d, GridShape2d, GridShape3d, GridOrder};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiComm, MpiUniverse};
 pub use redblue_core::{Datum, DatumKind, ReduceOp};

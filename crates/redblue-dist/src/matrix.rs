@@ -1,0 +1,271 @@
+//! The [`DistMatrix`] traits and [`OwnedDistMatrix`], a matrix whose local part this rank owns.
+
+use crate::layout::{Layout, LocalBlock, OnRank};
+use crate::transform::transform;
+use crate::DistError;
+use redblue_comm::{CommError, Communicator, CommunicatorExt, ReduceOp};
+use redblue_core::{Op, RealScalar, Scalar};
+
+/// One rank's view of a distributed matrix: the layout shared by all ranks, and this rank's
+/// local buffer laid out as the layout says.
+///
+/// Implementors must keep `local().len() == layout().local_len(rank())`.
+pub trait DistMatrix<T: Scalar> {
+    /// The layout type.
+    type Layout: Layout;
+    /// The layout, identical on every rank.
+    fn layout(&self) -> &Self::Layout;
+    /// The rank whose part this is.
+    fn rank(&self) -> usize;
+    /// This rank's local buffer.
+    fn local(&self) -> &[T];
+    /// Global shape.
+    fn shape(&self) -> (usize, usize) {
+        self.layout().shape()
+    }
+}
+
+/// A [`DistMatrix`] whose local buffer can be written.
+pub trait DistMatrixMut<T: Scalar>: DistMatrix<T> {
+    /// This rank's local buffer, writable.
+    fn local_mut(&mut self) -> &mut [T];
+}
+
+/// Checks that `comm` can hold `layout` and returns the calling rank.
+pub(crate) fn check_layout_fits<C: Communicator>(
+    comm: &C,
+    layout: &impl Layout,
+) -> Result<(), DistError> {
+    if layout.nranks() > comm.size() {
+        return Err(DistError::LayoutLargerThanComm {
+            layout_ranks: layout.nranks(),
+            comm_size: comm.size(),
+        });
+    }
+    Ok(())
+}
+
+/// A distributed matrix that owns this rank's local buffer.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+///
+/// let norms = run_ranks(4, |comm| {
+///     let layout = BlockCyclic::new(5, 3, 2, 2, 2, 2).unwrap();
+///     let a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| (i + 10 * j) as f64).unwrap();
+///     a.norm_max(&comm).unwrap()
+/// });
+/// assert_eq!(norms, vec![24.0; 4]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnedDistMatrix<T, L> {
+    layout: L,
+    rank: usize,
+    local: Vec<T>,
+}
+
+impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
+    /// A matrix of zeros. No communication.
+    ///
+    /// # Errors
+    /// [`DistError::LayoutLargerThanComm`] if the layout spreads over more ranks than `comm` has
+    /// (the same on every rank).
+    pub fn zeros<C: Communicator>(comm: &C, layout: L) -> Result<Self, DistError> {
+        check_layout_fits(comm, &layout)?;
+        let rank = comm.rank();
+        let local = vec![T::zero(); layout.local_len(rank)];
+        Ok(OwnedDistMatrix {
+            layout,
+            rank,
+            local,
+        })
+    }
+
+    /// The matrix with elements `f(i, j)`; each rank evaluates `f` on its own elements only.
+    /// No communication.
+    ///
+    /// # Errors
+    /// As [`OwnedDistMatrix::zeros`].
+    pub fn from_fn<C: Communicator>(
+        comm: &C,
+        layout: L,
+        mut f: impl FnMut(usize, usize) -> T,
+    ) -> Result<Self, DistError> {
+        let mut a = Self::zeros(comm, layout)?;
+        a.fill_with(&mut f);
+        Ok(a)
+    }
+
+    /// Wraps an existing local buffer (for example a ScaLAPACK local array).
+    ///
+    /// # Errors
+    /// [`DistError::BufferLength`] if `local` does not have the layout's local length on this
+    /// rank; [`DistError::LayoutLargerThanComm`] as in [`OwnedDistMatrix::zeros`].
+    pub fn from_local<C: Communicator>(
+        comm: &C,
+        layout: L,
+        local: Vec<T>,
+    ) -> Result<Self, DistError> {
+        check_layout_fits(comm, &layout)?;
+        let rank = comm.rank();
+        let expected = layout.local_len(rank);
+        if local.len() != expected {
+            return Err(DistError::BufferLength {
+                what: "local buffer",
+                expected,
+                found: local.len(),
+            });
+        }
+        Ok(OwnedDistMatrix {
+            layout,
+            rank,
+            local,
+        })
+    }
+
+    /// Scatters the column-major `m × n` matrix `global` held by `root` (pass `None` on other
+    /// ranks) into `layout`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// `root` out of range, or a `global` of the wrong length on `root`, are reported on every
+    /// rank alike.
+    pub fn scatter_from<C: Communicator>(
+        comm: &C,
+        layout: L,
+        root: usize,
+        global: Option<&[T]>,
+    ) -> Result<Self, DistError> {
+        let (m, n) = layout.shape();
+        let on_root = OnRank::new(m, n, root, comm.size())?;
+        let mut src = OwnedDistMatrix::<T, OnRank>::zeros(comm, on_root)?;
+        // Only the root can see its buffer: everybody learns its length before data moves.
+        let root_len = comm.broadcast_one(global.map_or(0, <[T]>::len), root)?;
+        if root_len != m * n {
+            return Err(DistError::BufferLength {
+                what: "global matrix on the scatter root",
+                expected: m * n,
+                found: root_len,
+            });
+        }
+        if let Some(g) = global.filter(|_| comm.rank() == root) {
+            src.local.copy_from_slice(g);
+        }
+        let mut out = Self::zeros(comm, layout)?;
+        transform(comm, T::one(), &src, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+
+    /// Gathers the whole matrix, column-major `m × n`, on `root` (`None` on other ranks).
+    ///
+    /// # Collective
+    /// # Errors
+    /// `root` out of range (on every rank alike), or a communication failure.
+    pub fn gather<C: Communicator>(
+        &self,
+        comm: &C,
+        root: usize,
+    ) -> Result<Option<Vec<T>>, DistError> {
+        let (m, n) = self.shape();
+        let on_root = OnRank::new(m, n, root, comm.size())?;
+        let mut dst = OwnedDistMatrix::<T, OnRank>::zeros(comm, on_root)?;
+        transform(comm, T::one(), self, Op::NoTrans, T::zero(), &mut dst)?;
+        Ok((comm.rank() == root).then_some(dst.local))
+    }
+
+    /// Sets every local element to `f(i, j)`. No communication.
+    pub fn fill_with(&mut self, mut f: impl FnMut(usize, usize) -> T) {
+        for b in self.layout.blocks(self.rank) {
+            for j in b.cols.clone() {
+                for i in b.rows.clone() {
+                    self.local[b.local_index(i, j)] = f(i, j);
+                }
+            }
+        }
+    }
+
+    /// Calls `f(i, j, value)` for every local element. No communication.
+    pub fn for_each_local(&self, mut f: impl FnMut(usize, usize, T)) {
+        for b in self.layout.blocks(self.rank) {
+            for j in b.cols.clone() {
+                for i in b.rows.clone() {
+                    f(i, j, self.local[b.local_index(i, j)]);
+                }
+            }
+        }
+    }
+
+    /// The blocks this rank owns (global ranges and their place in [`DistMatrix::local`]).
+    pub fn local_blocks(&self) -> Vec<LocalBlock> {
+        self.layout.blocks(self.rank)
+    }
+
+    /// Element `(i, j)` if this rank owns it.
+    pub fn get(&self, i: usize, j: usize) -> Option<T> {
+        let (m, n) = self.shape();
+        if i >= m || j >= n {
+            return None;
+        }
+        let (owner, pos) = self.layout.to_local(i, j);
+        (owner == self.rank).then(|| self.local[pos])
+    }
+
+    /// The local buffer, consuming the matrix.
+    pub fn into_local(self) -> Vec<T> {
+        self.local
+    }
+
+    /// Frobenius norm `sqrt(Σ |a_ij|²)`, on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn norm_fro<C: Communicator>(&self, comm: &C) -> Result<T::Real, CommError> {
+        let mut local = 0.0f64;
+        self.for_each_local(|_, _, x| local += x.abs_sqr().to_f64());
+        let total = comm.all_reduce_one(local, ReduceOp::Sum)?;
+        Ok(<T::Real as RealScalar>::from_f64(total.sqrt()))
+    }
+
+    /// Max norm `max |a_ij|` (NaN if any element is NaN), on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn norm_max<C: Communicator>(&self, comm: &C) -> Result<T::Real, CommError> {
+        let (mut local, mut nan) = (0.0f64, false);
+        self.for_each_local(|_, _, x| {
+            let a = x.abs().to_f64();
+            nan |= a.is_nan();
+            local = local.max(a);
+        });
+        let max = comm.all_reduce_one(local, ReduceOp::Max)?;
+        let nan = comm.any(nan)?;
+        Ok(<T::Real as RealScalar>::from_f64(if nan {
+            f64::NAN
+        } else {
+            max
+        }))
+    }
+}
+
+impl<T: Scalar, L: Layout> DistMatrix<T> for OwnedDistMatrix<T, L> {
+    type Layout = L;
+    fn layout(&self) -> &L {
+        &self.layout
+    }
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn local(&self) -> &[T] {
+        &self.local
+    }
+}
+
+impl<T: Scalar, L: Layout> DistMatrixMut<T> for OwnedDistMatrix<T, L> {
+    fn local_mut(&mut self) -> &mut [T] {
+        &mut self.local
+    }
+}

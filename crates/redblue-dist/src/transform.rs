@@ -1,0 +1,341 @@
+//! [`transform`]: `B = beta·B + alpha·op(A)` between any two layouts in one all-to-all round
+//! (COSTA's model), with a pure, reusable [`TransformPlan`].
+
+use crate::layout::{overlapping, Layout};
+use crate::matrix::{check_layout_fits, DistMatrix, DistMatrixMut};
+use crate::DistError;
+use redblue_comm::Communicator;
+use redblue_core::{Op, Scalar};
+use std::ops::Range;
+
+/// One rectangle that moves from A's owner to B's owner, in B's coordinates, with where it lives
+/// on both sides (A's place already accounts for `op`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Piece {
+    rows: Range<usize>,
+    cols: Range<usize>,
+    /// Position of the element of A that lands on B's `(rows.start, cols.start)`, and A's ld.
+    a_pos: usize,
+    a_ld: usize,
+    /// Position of B's `(rows.start, cols.start)`, and B's ld.
+    b_pos: usize,
+    b_ld: usize,
+}
+
+impl Piece {
+    fn len(&self) -> usize {
+        self.rows.len() * self.cols.len()
+    }
+    /// Canonical order of the pieces of one (source, destination) pair: both sides sort alike.
+    fn key(&self) -> (usize, usize) {
+        (self.cols.start, self.rows.start)
+    }
+}
+
+/// The pure plan of one rank's part of a transform: which rectangles it sends to and receives
+/// from every rank. It depends only on the two layouts, `op` and the rank, so it can be built
+/// once and reused for every matrix pair with those layouts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransformPlan {
+    rank: usize,
+    op: Op,
+    shape: (usize, usize),
+    sends: Vec<Vec<Piece>>,
+    recvs: Vec<Vec<Piece>>,
+    /// Local buffer lengths of A and B on this rank.
+    a_len: usize,
+    b_len: usize,
+}
+
+/// Maps a rectangle of `op(A)` (B's coordinates) to A's coordinates.
+fn to_a(op: Op, rows: &Range<usize>, cols: &Range<usize>) -> (Range<usize>, Range<usize>) {
+    if op.is_transposed() {
+        (cols.clone(), rows.clone())
+    } else {
+        (rows.clone(), cols.clone())
+    }
+}
+
+fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    a.start.max(b.start)..a.end.min(b.end)
+}
+
+impl TransformPlan {
+    /// Plans `rank`'s part of `B = beta·B + alpha·op(A)` for A laid out by `a` and B by `b`,
+    /// on a communicator of `comm_size` ranks.
+    ///
+    /// # Errors
+    /// [`DistError::ShapeMismatch`] if `op(A)` and B differ in shape;
+    /// [`DistError::LayoutLargerThanComm`] if a layout needs more ranks than `comm_size`.
+    pub fn new(
+        a: &impl Layout,
+        op: Op,
+        b: &impl Layout,
+        rank: usize,
+        comm_size: usize,
+    ) -> Result<Self, DistError> {
+        let shape = b.shape();
+        let op_a = op.apply_shape(a.shape());
+        if op_a != shape {
+            return Err(DistError::ShapeMismatch {
+                what: "transform: op(A) against B",
+                expected: shape,
+                found: op_a,
+            });
+        }
+        for nranks in [a.nranks(), b.nranks()] {
+            if nranks > comm_size {
+                return Err(DistError::LayoutLargerThanComm {
+                    layout_ranks: nranks,
+                    comm_size,
+                });
+            }
+        }
+        let mut sends = vec![Vec::new(); comm_size];
+        let mut recvs = vec![Vec::new(); comm_size];
+        let piece =
+            |rows: Range<usize>, cols: Range<usize>, ab: (usize, usize), bb: (usize, usize)| {
+                let (ablock, bblock) = (a.block(ab.0, ab.1), b.block(bb.0, bb.1));
+                let (ar, ac) = to_a(op, &rows, &cols);
+                Piece {
+                    a_pos: ablock.local_index(ar.start, ac.start),
+                    a_ld: ablock.ld,
+                    b_pos: bblock.local_index(rows.start, cols.start),
+                    b_ld: bblock.ld,
+                    rows,
+                    cols,
+                }
+            };
+        // What this rank sends: each of its A blocks, cut by B's blocks.
+        let (bi_of, bj_of) = (b.row_splits(), b.col_splits());
+        let (nabr, nabc) = a.num_blocks();
+        for abj in 0..nabc {
+            for abi in 0..nabr {
+                if a.block_owner(abi, abj) != rank {
+                    continue;
+                }
+                let ablk = a.block(abi, abj);
+                let (rows, cols) = to_a(op, &ablk.rows, &ablk.cols); // B's coordinates
+                for bj in overlapping(bj_of, &cols) {
+                    for bi in overlapping(bi_of, &rows) {
+                        let bblk = b.block(bi, bj);
+                        let (r, c) = (intersect(&rows, &bblk.rows), intersect(&cols, &bblk.cols));
+                        if !r.is_empty() && !c.is_empty() {
+                            sends[b.block_owner(bi, bj)].push(piece(r, c, (abi, abj), (bi, bj)));
+                        }
+                    }
+                }
+            }
+        }
+        // What this rank receives: each of its B blocks, cut by A's blocks.
+        let (nbbr, nbbc) = b.num_blocks();
+        for bj in 0..nbbc {
+            for bi in 0..nbbr {
+                if b.block_owner(bi, bj) != rank {
+                    continue;
+                }
+                let bblk = b.block(bi, bj);
+                let (ar, ac) = to_a(op, &bblk.rows, &bblk.cols);
+                for abj in overlapping(a.col_splits(), &ac) {
+                    for abi in overlapping(a.row_splits(), &ar) {
+                        let ablk = a.block(abi, abj);
+                        let (rows, cols) = to_a(op, &ablk.rows, &ablk.cols);
+                        let (r, c) = (intersect(&rows, &bblk.rows), intersect(&cols, &bblk.cols));
+                        if !r.is_empty() && !c.is_empty() {
+                            recvs[a.block_owner(abi, abj)].push(piece(r, c, (abi, abj), (bi, bj)));
+                        }
+                    }
+                }
+            }
+        }
+        for list in sends.iter_mut().chain(recvs.iter_mut()) {
+            list.sort_unstable_by_key(Piece::key);
+        }
+        Ok(TransformPlan {
+            rank,
+            op,
+            shape,
+            sends,
+            recvs,
+            a_len: a.local_len(rank),
+            b_len: b.local_len(rank),
+        })
+    }
+
+    /// Elements this rank sends to each rank (its own entry is a local copy).
+    pub fn send_counts(&self) -> Vec<usize> {
+        self.sends
+            .iter()
+            .map(|l| l.iter().map(Piece::len).sum())
+            .collect()
+    }
+
+    /// Elements this rank receives from each rank.
+    pub fn recv_counts(&self) -> Vec<usize> {
+        self.recvs
+            .iter()
+            .map(|l| l.iter().map(Piece::len).sum())
+            .collect()
+    }
+
+    /// Words this rank sends to other ranks: what the transform adds to its `words_sent`.
+    pub fn words_sent(&self) -> usize {
+        let c = self.send_counts();
+        c.iter().sum::<usize>() - c[self.rank]
+    }
+
+    /// Words this rank receives from other ranks.
+    pub fn words_received(&self) -> usize {
+        let c = self.recv_counts();
+        c.iter().sum::<usize>() - c[self.rank]
+    }
+
+    /// Packs this rank's A data for every destination, in plan order, applying `op`.
+    fn pack<T: Scalar>(&self, a: &[T]) -> Vec<T> {
+        let conj = self.op == Op::ConjTrans;
+        let mut out = Vec::with_capacity(self.send_counts().iter().sum());
+        for p in self.sends.iter().flatten() {
+            for jj in 0..p.cols.len() {
+                if self.op.is_transposed() {
+                    // op(A)(i, j) = A(j, i): walk a row of A.
+                    let start = p.a_pos + jj;
+                    out.extend((0..p.rows.len()).map(|ii| {
+                        let x = a[start + ii * p.a_ld];
+                        if conj {
+                            x.conj()
+                        } else {
+                            x
+                        }
+                    }));
+                } else {
+                    let start = p.a_pos + jj * p.a_ld;
+                    out.extend_from_slice(&a[start..start + p.rows.len()]);
+                }
+            }
+        }
+        out
+    }
+
+    /// `B = beta·B + alpha·x` for the received data, in plan order. `beta = 0` never reads B.
+    fn unpack<T: Scalar>(&self, x: &[T], alpha: T, beta: T, b: &mut [T]) {
+        let mut k = 0;
+        for p in self.recvs.iter().flatten() {
+            for jj in 0..p.cols.len() {
+                let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
+                let src = &x[k..k + p.rows.len()];
+                if beta == T::zero() {
+                    if alpha == T::one() {
+                        col.copy_from_slice(src);
+                    } else {
+                        col.iter_mut().zip(src).for_each(|(y, &s)| *y = alpha * s);
+                    }
+                } else {
+                    col.iter_mut()
+                        .zip(src)
+                        .for_each(|(y, &s)| *y = beta * *y + alpha * s);
+                }
+                k += p.rows.len();
+            }
+        }
+    }
+
+    /// Runs the plan: one `all_to_all_v`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// Local buffers whose length disagrees with the plan's layouts, or a communication failure.
+    pub fn execute<T: Scalar, C: Communicator>(
+        &self,
+        comm: &C,
+        alpha: T,
+        a: &[T],
+        beta: T,
+        b: &mut [T],
+    ) -> Result<(), DistError> {
+        for (what, expected, found) in [
+            ("local buffer of A", self.a_len, a.len()),
+            ("local buffer of B", self.b_len, b.len()),
+        ] {
+            if expected != found {
+                return Err(DistError::BufferLength {
+                    what,
+                    expected,
+                    found,
+                });
+            }
+        }
+        let send = self.pack(a);
+        let recv_counts = self.recv_counts();
+        let mut recv = vec![T::zero(); recv_counts.iter().sum()];
+        comm.all_to_all_v(&send, &self.send_counts(), &mut recv, &recv_counts)?;
+        self.unpack(&recv, alpha, beta, b);
+        Ok(())
+    }
+
+    /// The global shape of B.
+    pub fn shape(&self) -> (usize, usize) {
+        self.shape
+    }
+}
+
+/// Words every rank sends in `B = beta·B + alpha·op(A)` with these layouts, indexed by rank
+/// (pure; what the transform adds to each rank's `words_sent`).
+///
+/// # Errors
+/// As [`TransformPlan::new`].
+pub fn transform_volume(
+    a: &impl Layout,
+    op: Op,
+    b: &impl Layout,
+    comm_size: usize,
+) -> Result<Vec<usize>, DistError> {
+    (0..comm_size)
+        .map(|r| TransformPlan::new(a, op, b, r, comm_size).map(|p| p.words_sent()))
+        .collect()
+}
+
+/// `B = beta·B + alpha·op(A)` with `op ∈ {N, T, C}`, moving data between the layouts of A and B
+/// in one all-to-all round. `beta = 0` never reads B (NaNs in B do not leak).
+///
+/// # Collective
+/// Every rank calls it with the same layouts, `op`, `alpha` and `beta`.
+///
+/// # Errors
+/// [`DistError::ShapeMismatch`] if `op(A)` and B differ in shape, or
+/// [`DistError::LayoutLargerThanComm`]: both the same on every rank; a communication failure.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Op;
+/// use redblue_dist::{transform, BlockCyclic, GridLayout, OwnedDistMatrix};
+///
+/// run_ranks(3, |comm| {
+///     let a = OwnedDistMatrix::from_fn(&comm, BlockCyclic::new(4, 6, 2, 2, 1, 3).unwrap(), |i, j| {
+///         (i * 10 + j) as f64
+///     })
+///     .unwrap();
+///     let mut b = OwnedDistMatrix::zeros(&comm, GridLayout::even(6, 4, 3, 1).unwrap()).unwrap();
+///     transform(&comm, 1.0, &a, Op::Trans, 0.0, &mut b).unwrap();
+///     b.for_each_local(|i, j, x| assert_eq!(x, (j * 10 + i) as f64));
+/// });
+/// ```
+pub fn transform<T, C, A, B>(
+    comm: &C,
+    alpha: T,
+    a: &A,
+    op: Op,
+    beta: T,
+    b: &mut B,
+) -> Result<(), DistError>
+where
+    T: Scalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrixMut<T> + ?Sized,
+{
+    check_layout_fits(comm, a.layout())?;
+    check_layout_fits(comm, b.layout())?;
+    let plan = TransformPlan::new(a.layout(), op, b.layout(), comm.rank(), comm.size())?;
+    plan.execute(comm, alpha, a.local(), beta, b.local_mut())
+}
