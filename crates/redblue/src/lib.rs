@@ -1,1 +1,45 @@
-//! placeholder
+//! redblue: communication-optimal distributed dense linear algebra.
+//!
+//! This facade re-exports the crate family: [`core`] (scalars and flags), [`comm`] (the
+//! `Communicator` trait and its backends) and [`dist`] (layouts, distributed matrices and
+//! `transform`). `use redblue::prelude::*` brings the everyday names into scope.
+//!
+//! # Examples
+//! A program written once against `Communicator` runs on threads-as-ranks, on one process, and
+//! (feature `mpi`) under `mpirun`:
+//! ```
+//! use redblue::prelude::*;
+//!
+//! fn program<C: Communicator>(comm: &C) -> f64 {
+//!     let p = comm.size();
+//!     let a = OwnedDistMatrix::from_fn(comm, BlockCyclic::new(6, 6, 2, 2, p, 1).unwrap(), |i, j| {
+//!         (i * 6 + j) as f64
+//!     })
+//!     .unwrap();
+//!     let mut b = OwnedDistMatrix::zeros(comm, GridLayout::even(6, 6, 1, p).unwrap()).unwrap();
+//!     transform(comm, 1.0, &a, Op::Trans, 0.0, &mut b).unwrap();
+//!     b.norm_max(comm).unwrap()
+//! }
+//!
+//! assert_eq!(run_ranks(3, |comm| program(&comm)), vec![35.0; 3]);
+//! assert_eq!(program(&SelfComm::new()), 35.0);
+//! ```
+
+pub use redblue_comm as comm;
+pub use redblue_core as core;
+pub use redblue_dist as dist;
+
+/// The everyday names: scalars, flags, communicators, layouts, matrices and `transform`.
+pub mod prelude {
+    pub use redblue_comm::{
+        run_ranks, CommError, CommStats, Communicator, CommunicatorExt, Grid2d, Grid3d, GridOrder,
+        ReduceOp, Request, SelfComm, ThreadComm,
+    };
+    #[cfg(feature = "mpi")]
+    pub use redblue_comm::{MpiComm, MpiUniverse};
+    pub use redblue_core::{c32, c64, Diag, Op, RealScalar, Scalar, Side, Uplo};
+    pub use redblue_dist::{
+        transform, transform_volume, AnyLayout, BlockCyclic, DistError, DistMatrix,
+        DistMatrixMut, GridLayout, Layout, OnRank, OwnedDistMatrix, TransformPlan,
+    };
+}
