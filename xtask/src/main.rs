@@ -1,1 +1,190 @@
-fn main() {}
+//! Project chores in one place: `cargo xtask ci` runs every check CI runs; `cargo xtask test-mpi`
+//! runs the MPI check suites under `mpirun`.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+use std::time::Instant;
+
+const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  ci          fmt check, clippy -D warnings, tests, docs with -D warnings, book build
+  test-mpi    build with the `mpi` feature and run the MPI suites under mpirun at 1, 2, 3, 4 ranks
+  book        build the book (book/book)
+";
+
+/// Rank counts the MPI suites run at.
+const MPI_RANKS: [usize; 4] = [1, 2, 3, 4];
+
+/// Seconds one mpirun may take before it is declared hung.
+const MPI_TIMEOUT_S: u32 = 900;
+
+fn main() {
+    let task = env::args().nth(1).unwrap_or_default();
+    let root = workspace_root();
+    env::set_current_dir(&root).expect("cannot enter the workspace root");
+    let result = match task.as_str() {
+        "ci" => ci(),
+        "test-mpi" => test_mpi(),
+        "book" => book(),
+        _ => {
+            eprint!("{USAGE}");
+            exit(2);
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("xtask {task}: FAILED: {e}");
+        exit(1);
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+/// Runs a command, echoing it, and fails on a non-zero exit.
+fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    println!("\n$ {} {}", program, args.join(" "));
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    println!("  ({:.1} s)", start.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` exited with {status}", args.join(" ")))
+    }
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn ci() -> Result<(), String> {
+    run("cargo", &["fmt", "--all", "--check"], &[])?;
+    run(
+        "cargo",
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &[],
+    )?;
+    run("cargo", &["test", "--workspace"], &[])?;
+    run(
+        "cargo",
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    book()?;
+    println!("\nxtask ci: all checks passed");
+    Ok(())
+}
+
+fn book() -> Result<(), String> {
+    if !have("mdbook") {
+        return Err("mdbook is not installed: `cargo install mdbook --locked`".into());
+    }
+    run("mdbook", &["build", "book"], &[])
+}
+
+/// Open MPI refuses to run as root or to oversubscribe cores unless told; the same settings are
+/// harmless for other users and for MPICH.
+const MPI_ENV: [(&str, &str); 5] = [
+    ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+    ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+    ("OMPI_MCA_rmaps_base_oversubscribe", "1"),
+    ("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe"),
+    // Keep Open MPI off network interfaces this machine does not have.
+    ("OMPI_MCA_btl", "self,vader"),
+];
+
+fn test_mpi() -> Result<(), String> {
+    if !have("mpirun") {
+        println!(
+            "xtask test-mpi: SKIPPED: `mpirun` is not on PATH. Install an MPI \
+             (Debian: apt-get install libopenmpi-dev openmpi-bin libclang-dev) to run the MPI suites."
+        );
+        return Ok(());
+    }
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "redblue-comm",
+            "-p",
+            "redblue-tests",
+            "--features",
+            "redblue-tests/mpi",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "redblue-tests",
+            "--features",
+            "mpi",
+            "--bin",
+            "mpi-suite",
+        ],
+        &[],
+    )?;
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "redblue",
+            "--features",
+            "mpi",
+            "--example",
+            "redistribute",
+        ],
+        &[],
+    )?;
+    let timeout = MPI_TIMEOUT_S.to_string();
+    for p in MPI_RANKS {
+        let np = p.to_string();
+        run(
+            "timeout",
+            &[&timeout, "mpirun", "-n", &np, "target/release/mpi-suite"],
+            &MPI_ENV,
+        )?;
+    }
+    run(
+        "timeout",
+        &[
+            &timeout,
+            "mpirun",
+            "-n",
+            "3",
+            "target/release/examples/redistribute",
+            "--backend",
+            "mpi",
+            "--n",
+            "500",
+        ],
+        &MPI_ENV,
+    )?;
+    println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
+    Ok(())
+}
