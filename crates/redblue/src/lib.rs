@@ -43,3 +43,8 @@ pub mod prelude {
         DistMatrixMut, GridLayout, Layout, OnRank, OwnedDistMatrix, TransformPlan,
     };
 }
+
+/// The README's code blocks, compiled and run as doc tests so that they cannot rot.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
