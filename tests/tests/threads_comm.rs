@@ -89,3 +89,25 @@ fn sub_communicator_grids() {
         assert!(Grid3d::new(&comm, [2, 2, 2], GridOrder::RowMajor).is_err());
     });
 }
+
+#[test]
+fn mismatched_calls_report_a_deadlock_instead_of_hanging() {
+    use redblue_comm::CommError;
+    // Both ranks wait to receive first: no one will ever send.
+    let out = run_ranks(2, |comm| {
+        let mut buf = [0.0];
+        comm.recv(&mut buf, 1 - comm.rank(), 0)
+    });
+    assert_eq!(out, vec![Err(CommError::Deadlock), Err(CommError::Deadlock)]);
+    // Different collectives on different ranks, and a rank that returns early.
+    let out = run_ranks(3, |comm| match comm.rank() {
+        0 => comm.barrier(),
+        1 => {
+            let mut b = [0u8; 2];
+            comm.broadcast(&mut b, 0)
+        }
+        _ => Ok(()),
+    });
+    assert_eq!(out[0], Err(CommError::Deadlock));
+    assert_eq!(out[1], Err(CommError::Deadlock));
+}

@@ -43,6 +43,9 @@ pub enum CommError {
         /// World rank of the first rank that failed.
         rank: usize,
     },
+    /// Every rank of a threads-as-ranks world is waiting for a message that no rank will send
+    /// (mismatched calls): reported instead of hanging.
+    Deadlock,
     /// A process grid does not have as many ranks as the communicator it is laid over.
     GridSizeMismatch {
         /// The grid's dimensions.
@@ -67,12 +70,20 @@ impl fmt::Display for CommError {
                 found,
             } => write!(f, "{what}: expected length {expected}, found {found}"),
             CommError::TypeMismatch { expected } => {
-                write!(f, "received a message whose element type is not {expected:?}")
+                write!(
+                    f,
+                    "received a message whose element type is not {expected:?}"
+                )
             }
             CommError::UnsupportedReduction { op, kind } => {
                 write!(f, "reduction {op:?} is not defined for {kind:?}")
             }
             CommError::PeerFailed { rank } => write!(f, "rank {rank} failed"),
+            CommError::Deadlock => write!(
+                f,
+                "deadlock: every rank waits for a message that no rank will send \
+                 (do all ranks make the same calls in the same order?)"
+            ),
             CommError::GridSizeMismatch { dims, size } => {
                 let ranks: usize = dims.iter().product();
                 let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();

@@ -13,10 +13,13 @@ use std::mem::size_of;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 type Payload = Box<dyn Any + Send>;
 
 const NO_FAILURE: usize = usize::MAX;
+/// `World::failed` when every rank waits for a message no rank will send.
+const DEADLOCKED: usize = usize::MAX - 1;
 
 /// Which stream a message belongs to: user point-to-point traffic by tag, or one phase of one
 /// collective call (collectives are numbered per communicator, so they never mix).
@@ -43,24 +46,51 @@ struct Stream {
     next_ticket: u64,
 }
 
+/// One rank's incoming messages, and the message it is blocked on (for deadlock detection).
+#[derive(Default)]
+struct Inbox {
+    streams: HashMap<Key, Stream>,
+    awaiting: Option<(Key, u64)>,
+}
+
+impl Inbox {
+    fn has(&self, key: &Key, ticket: u64) -> bool {
+        self.streams
+            .get(key)
+            .is_some_and(|s| s.arrived.contains_key(&ticket))
+    }
+}
+
 #[derive(Default)]
 struct Mailbox {
-    streams: Mutex<HashMap<Key, Stream>>,
+    inbox: Mutex<Inbox>,
     ready: Condvar,
 }
 
 impl Mailbox {
-    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Stream>> {
+    fn lock(&self) -> MutexGuard<'_, Inbox> {
         // No code panics while holding the lock, but never let poison hide a peer's failure.
-        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+        self.inbox.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// How long a blocked rank waits before it checks whether the whole world is stuck.
+const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 
 /// State shared by all ranks of one `run_ranks` call.
 struct World {
     mailboxes: Vec<Mailbox>,
     counters: Vec<Arc<Counters>>,
+    /// `NO_FAILURE`, the world rank that failed first, or `DEADLOCKED`.
     failed: AtomicUsize,
+    /// The world rank that panicked first (`NO_FAILURE` if none).
+    first_panic: AtomicUsize,
+    /// Ranks blocked waiting for a message, ranks whose closure returned, and a count of posts:
+    /// together they tell a deadlock (all ranks blocked, none of their messages there, no post
+    /// in between) from a slow rank.
+    blocked: AtomicUsize,
+    finished: AtomicUsize,
+    posts: AtomicU64,
     comm_ids: Mutex<HashMap<(u64, u64, u32), u64>>,
     next_id: AtomicU64,
 }
@@ -71,16 +101,21 @@ impl World {
             mailboxes: (0..size).map(|_| Mailbox::default()).collect(),
             counters: (0..size).map(|_| Arc::default()).collect(),
             failed: AtomicUsize::new(NO_FAILURE),
+            first_panic: AtomicUsize::new(NO_FAILURE),
+            blocked: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            posts: AtomicU64::new(0),
             comm_ids: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
         }
     }
 
-    /// Marks `rank` failed and wakes every waiting rank so that it notices.
-    fn fail(&self, rank: usize) {
+    /// Marks the world failed (`why` is a rank or `DEADLOCKED`) and wakes every waiting rank so
+    /// that it notices.
+    fn fail(&self, why: usize) {
         let _ = self
             .failed
-            .compare_exchange(NO_FAILURE, rank, Ordering::SeqCst, Ordering::SeqCst);
+            .compare_exchange(NO_FAILURE, why, Ordering::SeqCst, Ordering::SeqCst);
         for mb in &self.mailboxes {
             let _guard = mb.lock();
             mb.ready.notify_all();
@@ -90,7 +125,33 @@ impl World {
     fn check(&self) -> Result<(), CommError> {
         match self.failed.load(Ordering::SeqCst) {
             NO_FAILURE => Ok(()),
+            DEADLOCKED => Err(CommError::Deadlock),
             rank => Err(CommError::PeerFailed { rank }),
+        }
+    }
+
+    /// Declares a deadlock if every rank is blocked or finished, no blocked rank's message is
+    /// there, and nothing was posted while we looked.
+    fn detect_deadlock(&self) {
+        let posts = self.posts.load(Ordering::SeqCst);
+        let blocked = self.blocked.load(Ordering::SeqCst);
+        let finished = self.finished.load(Ordering::SeqCst);
+        if blocked == 0 || blocked + finished < self.mailboxes.len() {
+            return;
+        }
+        for mb in &self.mailboxes {
+            let inbox = mb.lock();
+            if let Some((key, ticket)) = &inbox.awaiting {
+                if inbox.has(key, *ticket) {
+                    return;
+                }
+            }
+        }
+        if self.posts.load(Ordering::SeqCst) == posts
+            && self.blocked.load(Ordering::SeqCst) == blocked
+            && self.finished.load(Ordering::SeqCst) == finished
+        {
+            self.fail(DEADLOCKED);
         }
     }
 }
@@ -162,8 +223,9 @@ impl ThreadComm {
         let words = data.len();
         let mb = &self.world.mailboxes[self.members[dst]];
         {
-            let mut streams = mb.lock();
-            let stream = streams
+            let mut inbox = mb.lock();
+            let stream = inbox
+                .streams
                 .entry(Key {
                     comm: self.id,
                     src: self.rank,
@@ -172,6 +234,7 @@ impl ThreadComm {
                 .or_default();
             stream.arrived.insert(stream.next_message, Box::new(data));
             stream.next_message += 1;
+            self.world.posts.fetch_add(1, Ordering::SeqCst);
         }
         mb.ready.notify_all();
         if counted && dst != self.rank {
@@ -183,8 +246,9 @@ impl ThreadComm {
     /// Reserves the next message of a stream (the receive-side order of MPI).
     fn ticket(&self, src: usize, channel: Channel) -> u64 {
         let mb = &self.world.mailboxes[self.world_rank()];
-        let mut streams = mb.lock();
-        let stream = streams
+        let mut inbox = mb.lock();
+        let stream = inbox
+            .streams
             .entry(Key {
                 comm: self.id,
                 src,
@@ -209,15 +273,38 @@ impl ThreadComm {
             src,
             channel,
         };
-        let mut streams = mb.lock();
-        let payload = loop {
-            self.world.check()?;
-            if let Some(p) = streams.get_mut(&key).and_then(|s| s.arrived.remove(&ticket)) {
-                break p;
+        let mut inbox = mb.lock();
+        let found = loop {
+            if let Err(e) = self.world.check() {
+                break Err(e);
             }
-            streams = mb.ready.wait(streams).unwrap_or_else(|e| e.into_inner());
+            if let Some(p) = inbox
+                .streams
+                .get_mut(&key)
+                .and_then(|s| s.arrived.remove(&ticket))
+            {
+                break Ok(p);
+            }
+            if inbox.awaiting.is_none() {
+                inbox.awaiting = Some((key, ticket));
+                self.world.blocked.fetch_add(1, Ordering::SeqCst);
+            }
+            let (guard, wait) = mb
+                .ready
+                .wait_timeout(inbox, DEADLOCK_CHECK)
+                .unwrap_or_else(|e| e.into_inner());
+            inbox = guard;
+            if wait.timed_out() {
+                drop(inbox);
+                self.world.detect_deadlock();
+                inbox = mb.lock();
+            }
         };
-        drop(streams);
+        if inbox.awaiting.take().is_some() {
+            self.world.blocked.fetch_sub(1, Ordering::SeqCst);
+        }
+        drop(inbox);
+        let payload = found?;
         let data = payload
             .downcast::<Vec<T>>()
             .map_err(|_| CommError::TypeMismatch { expected: T::KIND })?;
@@ -228,7 +315,12 @@ impl ThreadComm {
         Ok(*data)
     }
 
-    fn take<T: Datum>(&self, src: usize, channel: Channel, counted: bool) -> Result<Vec<T>, CommError> {
+    fn take<T: Datum>(
+        &self,
+        src: usize,
+        channel: Channel,
+        counted: bool,
+    ) -> Result<Vec<T>, CommError> {
         let ticket = self.ticket(src, channel);
         self.take_ticket(src, channel, ticket, counted)
     }
@@ -298,7 +390,11 @@ impl Communicator for ThreadComm {
             .expect("a rank is always in its own colour group");
         let members: Arc<[usize]> = group.iter().map(|&(_, i)| self.members[i]).collect();
         let id = {
-            let mut ids = self.world.comm_ids.lock().unwrap_or_else(|e| e.into_inner());
+            let mut ids = self
+                .world
+                .comm_ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             *ids.entry((self.id, seq, color))
                 .or_insert_with(|| self.world.next_id.fetch_add(1, Ordering::Relaxed))
         };
@@ -503,7 +599,11 @@ impl Communicator for ThreadComm {
     ) -> Result<(), CommError> {
         check_op::<T>(op)?;
         check_len("reduce_scatter counts", self.size(), counts.len())?;
-        check_len("reduce_scatter receive buffer", counts[self.rank], recv.len())?;
+        check_len(
+            "reduce_scatter receive buffer",
+            counts[self.rank],
+            recv.len(),
+        )?;
         let d = displacements(counts);
         check_len("reduce_scatter send buffer", d[self.size()], send.len())?;
         let seq = self.next_collective();
@@ -632,6 +732,10 @@ impl ThreadComm {
 /// [`CommError::PeerFailed`] instead of hanging, and `run_ranks` panics with the first failed
 /// rank's message, prefixed by `rank R panicked:`.
 ///
+/// A deadlock (every rank waiting for a message that no rank will send, for example ranks that
+/// call different collectives) makes every waiting call return [`CommError::Deadlock`] instead
+/// of hanging.
+///
 /// # Examples
 /// ```
 /// use redblue_comm::{run_ranks, Communicator};
@@ -656,8 +760,15 @@ where
                     .spawn_scoped(s, move || {
                         let out = catch_unwind(AssertUnwindSafe(|| f(comm)));
                         if out.is_err() {
+                            let _ = world.first_panic.compare_exchange(
+                                NO_FAILURE,
+                                r,
+                                Ordering::SeqCst,
+                                Ordering::SeqCst,
+                            );
                             world.fail(r);
                         }
+                        world.finished.fetch_add(1, Ordering::SeqCst);
                         out
                     })
                     .expect("failed to spawn a rank thread")
@@ -668,7 +779,7 @@ where
             .map(|h| h.join().unwrap_or_else(Err))
             .collect()
     });
-    let first_failed = world.failed.load(Ordering::SeqCst);
+    let first_failed = world.first_panic.load(Ordering::SeqCst);
     if first_failed != NO_FAILURE {
         let mut outcomes = outcomes;
         let payload = match outcomes.swap_remove(first_failed) {
