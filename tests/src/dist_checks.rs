@@ -129,6 +129,23 @@ pub fn check_transform_pair<C: Communicator, T: Scalar>(
     }
 }
 
+/// `alpha = 0` reads neither A nor (with `beta = 0`) B, and moves nothing: NaNs do not leak.
+pub fn check_alpha_zero<C: Communicator, T: Scalar>(comm: &C) {
+    let nan = T::from_f64_parts(f64::NAN, 0.0);
+    let la = layouts(7, 5, comm.size()).remove(0);
+    let lb = layouts(7, 5, comm.size()).remove(1);
+    let a = OwnedDistMatrix::from_fn(comm, la, |_, _| nan).unwrap();
+    let mut b = OwnedDistMatrix::from_fn(comm, lb.clone(), f_b::<T>).unwrap();
+    let before = comm.stats();
+    let half = T::from_f64_parts(0.5, 0.0);
+    transform(comm, T::zero(), &a, Op::NoTrans, half, &mut b).unwrap();
+    assert_eq!(comm.stats(), before, "alpha = 0 moves nothing");
+    b.for_each_local(|i, j, x| assert_eq!(x, half * f_b::<T>(i, j)));
+    let mut c = OwnedDistMatrix::from_fn(comm, lb, |_, _| nan).unwrap();
+    transform(comm, T::zero(), &a, Op::NoTrans, T::zero(), &mut c).unwrap();
+    c.for_each_local(|_, _, x| assert_eq!(x, T::zero()));
+}
+
 /// Round trips between every pair of layouts, every op and every shape, for one scalar type.
 pub fn check_transforms_for<C: Communicator, T: Scalar>(comm: &C, shapes: &[(usize, usize)]) {
     let p = comm.size();
@@ -246,6 +263,8 @@ pub fn check_all<C: Communicator>(comm: &C) {
     check_transforms_for::<C, f32>(comm, &SHAPES[2..4]);
     check_transforms_for::<C, c64>(comm, &SHAPES[3..4]);
     check_transforms_for::<C, c32>(comm, &SHAPES[1..4]);
+    check_alpha_zero::<C, f64>(comm);
+    check_alpha_zero::<C, c32>(comm);
     check_gather_scatter_norms::<C, f64>(comm);
     check_gather_scatter_norms::<C, c32>(comm);
     check_dist_bad_input(comm);

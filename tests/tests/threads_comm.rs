@@ -98,7 +98,10 @@ fn mismatched_calls_report_a_deadlock_instead_of_hanging() {
         let mut buf = [0.0];
         comm.recv(&mut buf, 1 - comm.rank(), 0)
     });
-    assert_eq!(out, vec![Err(CommError::Deadlock), Err(CommError::Deadlock)]);
+    assert_eq!(
+        out,
+        vec![Err(CommError::Deadlock), Err(CommError::Deadlock)]
+    );
     // Different collectives on different ranks, and a rank that returns early.
     let out = run_ranks(3, |comm| match comm.rank() {
         0 => comm.barrier(),

@@ -60,7 +60,10 @@ fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String
     if status.success() {
         Ok(())
     } else {
-        Err(format!("`{program} {}` exited with {status}", args.join(" ")))
+        Err(format!(
+            "`{program} {}` exited with {status}",
+            args.join(" ")
+        ))
     }
 }
 
@@ -76,7 +79,14 @@ fn ci() -> Result<(), String> {
     run("cargo", &["fmt", "--all", "--check"], &[])?;
     run(
         "cargo",
-        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
         &[],
     )?;
     run("cargo", &["test", "--workspace"], &[])?;

@@ -30,7 +30,7 @@ pub mod volume;
 
 pub use error::CommError;
 pub use ext::CommunicatorExt;
-pub use grid::{Grid2d, Grid3d, GridShape2d, GridShape3d, GridOrder};
+pub use grid::{Grid2d, Grid3d, GridOrder, GridShape2d, GridShape3d};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiComm, MpiUniverse};
 pub use redblue_core::{Datum, DatumKind, ReduceOp};
@@ -73,8 +73,11 @@ pub fn wait_all<R: Request>(requests: impl IntoIterator<Item = R>) -> Result<(),
 /// out one after another in rank order.
 ///
 /// Arguments that must be equal on every rank (counts of `all_gather_v`, the root, the reduction
-/// operator) are checked on every rank, so a bad one gives the same error everywhere. Arguments
-/// significant on one rank only (the receive buffer at a root) are checked on that rank.
+/// operator) are validated on every rank, so an invalid one gives the same error everywhere;
+/// ranks passing *different* values break the contract, as in MPI, and are not detected.
+/// Arguments significant on one rank only (the receive buffer at a root) are checked on that
+/// rank, and the other ranks then fail in their own way (on `ThreadComm` with
+/// [`CommError::Deadlock`] or a length mismatch, never a hang).
 ///
 /// Accounting: every element that crosses a rank boundary is counted as one word (a complex
 /// number is one word) and `size_of::<T>()` bytes, and every non-empty transfer to another rank
@@ -187,8 +190,12 @@ pub trait Communicator: Sized {
     /// # Collective
     /// # Errors
     /// `op` undefined for `T`, length mismatches, a failed peer.
-    fn all_reduce<T: Datum>(&self, send: &[T], recv: &mut [T], op: ReduceOp)
-        -> Result<(), CommError>;
+    fn all_reduce<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: ReduceOp,
+    ) -> Result<(), CommError>;
 
     /// Concatenates every rank's `send` (of length `counts[rank]`) into `recv` on `root`.
     /// `counts` and `recv` are significant on `root` only.
@@ -306,7 +313,11 @@ pub(crate) fn check_rank(what: &'static str, rank: usize, size: usize) -> Result
 }
 
 /// Checks a buffer length.
-pub(crate) fn check_len(what: &'static str, expected: usize, found: usize) -> Result<(), CommError> {
+pub(crate) fn check_len(
+    what: &'static str,
+    expected: usize,
+    found: usize,
+) -> Result<(), CommError> {
     if expected == found {
         Ok(())
     } else {

@@ -80,7 +80,12 @@ impl Communicator for SelfComm {
     ) -> Result<(), CommError> {
         self.0.reduce(send, recv, op, root)
     }
-    fn all_reduce<T: Datum>(&self, send: &[T], recv: &mut [T], op: ReduceOp) -> Result<(), CommError> {
+    fn all_reduce<T: Datum>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: ReduceOp,
+    ) -> Result<(), CommError> {
         self.0.all_reduce(send, recv, op)
     }
     fn gather_v<T: Datum>(

@@ -64,15 +64,16 @@ impl Add for CommStats {
 
 impl Sub for CommStats {
     type Output = CommStats;
-    /// The traffic between two snapshots (`later - earlier`).
+    /// The traffic between two snapshots (`later - earlier`); a counter reset in between
+    /// saturates at zero rather than wrapping.
     fn sub(self, o: CommStats) -> CommStats {
         CommStats {
-            words_sent: self.words_sent - o.words_sent,
-            words_received: self.words_received - o.words_received,
-            bytes_sent: self.bytes_sent - o.bytes_sent,
-            bytes_received: self.bytes_received - o.bytes_received,
-            messages_sent: self.messages_sent - o.messages_sent,
-            messages_received: self.messages_received - o.messages_received,
+            words_sent: self.words_sent.saturating_sub(o.words_sent),
+            words_received: self.words_received.saturating_sub(o.words_received),
+            bytes_sent: self.bytes_sent.saturating_sub(o.bytes_sent),
+            bytes_received: self.bytes_received.saturating_sub(o.bytes_received),
+            messages_sent: self.messages_sent.saturating_sub(o.messages_sent),
+            messages_received: self.messages_received.saturating_sub(o.messages_received),
         }
     }
 }
@@ -117,7 +118,8 @@ impl Counters {
         self.bytes_sent.fetch_add(s.bytes_sent, Relaxed);
         self.bytes_received.fetch_add(s.bytes_received, Relaxed);
         self.messages_sent.fetch_add(s.messages_sent, Relaxed);
-        self.messages_received.fetch_add(s.messages_received, Relaxed);
+        self.messages_received
+            .fetch_add(s.messages_received, Relaxed);
     }
 
     /// The current values.

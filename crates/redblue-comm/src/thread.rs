@@ -54,6 +54,17 @@ struct Inbox {
 }
 
 impl Inbox {
+    /// Removes message `ticket` of a stream; a stream left with no message and no outstanding
+    /// ticket is dropped (both sides restart its numbering together), so mailboxes do not grow.
+    fn take(&mut self, key: &Key, ticket: u64) -> Option<Payload> {
+        let stream = self.streams.get_mut(key)?;
+        let p = stream.arrived.remove(&ticket)?;
+        if stream.arrived.is_empty() && stream.next_ticket == stream.next_message {
+            self.streams.remove(key);
+        }
+        Some(p)
+    }
+
     fn has(&self, key: &Key, ticket: u64) -> bool {
         self.streams
             .get(key)
@@ -91,7 +102,9 @@ struct World {
     blocked: AtomicUsize,
     finished: AtomicUsize,
     posts: AtomicU64,
-    comm_ids: Mutex<HashMap<(u64, u64, u32), u64>>,
+    /// Ids of communicators being made by `split`: (parent, collective, colour) -> (id, members
+    /// still to look it up).
+    comm_ids: Mutex<HashMap<(u64, u64, u32), (u64, usize)>>,
     next_id: AtomicU64,
 }
 
@@ -278,11 +291,7 @@ impl ThreadComm {
             if let Err(e) = self.world.check() {
                 break Err(e);
             }
-            if let Some(p) = inbox
-                .streams
-                .get_mut(&key)
-                .and_then(|s| s.arrived.remove(&ticket))
-            {
+            if let Some(p) = inbox.take(&key, ticket) {
                 break Ok(p);
             }
             if inbox.awaiting.is_none() {
@@ -395,8 +404,19 @@ impl Communicator for ThreadComm {
                 .comm_ids
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            *ids.entry((self.id, seq, color))
-                .or_insert_with(|| self.world.next_id.fetch_add(1, Ordering::Relaxed))
+            let k = (self.id, seq, color);
+            let entry = ids.entry(k).or_insert_with(|| {
+                (
+                    self.world.next_id.fetch_add(1, Ordering::Relaxed),
+                    group.len(),
+                )
+            });
+            entry.1 -= 1;
+            let id = entry.0;
+            if entry.1 == 0 {
+                ids.remove(&k);
+            }
+            id
         };
         Ok(ThreadComm {
             world: Arc::clone(&self.world),

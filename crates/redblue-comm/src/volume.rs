@@ -19,7 +19,7 @@
 //! | `all_to_all_v(s, t)` | `Σ_{j≠r} s_j` | `Σ_{i≠r} t_i` |
 //!
 //! A message is one non-empty transfer between two different ranks; point-to-point `send` and
-//! `recv` always count one message, even when empty ([`point_to_point`]). `barrier` and `split` count nothing.
+//! `recv` between two different ranks always count one message, even when empty ([`point_to_point`]). `barrier` and `split` count nothing.
 
 use crate::CommStats;
 
@@ -114,7 +114,12 @@ pub fn all_reduce(rank: usize, p: usize, n: usize) -> Transfers {
 pub fn gather_v(rank: usize, counts: &[usize], root: usize) -> Transfers {
     if rank == root {
         Transfers {
-            recvs: counts.iter().copied().enumerate().filter(|&(i, _)| i != root).collect(),
+            recvs: counts
+                .iter()
+                .copied()
+                .enumerate()
+                .filter(|&(i, _)| i != root)
+                .collect(),
             ..Default::default()
         }
     } else {
@@ -139,7 +144,12 @@ pub fn scatter_v(rank: usize, counts: &[usize], root: usize) -> Transfers {
 pub fn all_gather_v(rank: usize, counts: &[usize]) -> Transfers {
     Transfers {
         sends: to_all(rank, counts.len(), counts[rank]),
-        recvs: counts.iter().copied().enumerate().filter(|&(i, _)| i != rank).collect(),
+        recvs: counts
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(i, _)| i != rank)
+            .collect(),
         ..Default::default()
     }
 }

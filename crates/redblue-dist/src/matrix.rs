@@ -31,7 +31,7 @@ pub trait DistMatrixMut<T: Scalar>: DistMatrix<T> {
     fn local_mut(&mut self) -> &mut [T];
 }
 
-/// Checks that `comm` can hold `layout` and returns the calling rank.
+/// Checks that `comm` has at least as many ranks as `layout` spreads over.
 pub(crate) fn check_layout_fits<C: Communicator>(
     comm: &C,
     layout: &impl Layout,

@@ -83,6 +83,13 @@ impl TransformPlan {
                 found: op_a,
             });
         }
+        if rank >= comm_size {
+            return Err(DistError::RankOutOfRange {
+                what: "rank",
+                rank,
+                bound: comm_size,
+            });
+        }
         for nranks in [a.nranks(), b.nranks()] {
             if nranks > comm_size {
                 return Err(DistError::LayoutLargerThanComm {
@@ -239,11 +246,14 @@ impl TransformPlan {
         }
     }
 
-    /// Runs the plan: one `all_to_all_v`.
+    /// Runs the plan: one `all_to_all_v` (none when `alpha = 0`, which does not read A).
     ///
     /// # Collective
     /// # Errors
-    /// Local buffers whose length disagrees with the plan's layouts, or a communication failure.
+    /// A communication failure.
+    ///
+    /// # Panics
+    /// If `a` or `b` does not have the length its layout gives this rank.
     pub fn execute<T: Scalar, C: Communicator>(
         &self,
         comm: &C,
@@ -252,17 +262,23 @@ impl TransformPlan {
         beta: T,
         b: &mut [T],
     ) -> Result<(), DistError> {
-        for (what, expected, found) in [
-            ("local buffer of A", self.a_len, a.len()),
-            ("local buffer of B", self.b_len, b.len()),
-        ] {
-            if expected != found {
-                return Err(DistError::BufferLength {
-                    what,
-                    expected,
-                    found,
-                });
-            }
+        // Lengths are a property of the layouts (an `OwnedDistMatrix` cannot break them): a
+        // mismatch is a bug in the caller on this rank alone, which no error can report alike
+        // on every rank.
+        assert_eq!(
+            a.len(),
+            self.a_len,
+            "transform: local buffer of A disagrees with its layout"
+        );
+        assert_eq!(
+            b.len(),
+            self.b_len,
+            "transform: local buffer of B disagrees with its layout"
+        );
+        if alpha == T::zero() {
+            // BLAS semantics: A is not referenced, nothing moves.
+            scale(b, beta);
+            return Ok(());
         }
         let send = self.pack(a);
         let recv_counts = self.recv_counts();
@@ -275,6 +291,15 @@ impl TransformPlan {
     /// The global shape of B.
     pub fn shape(&self) -> (usize, usize) {
         self.shape
+    }
+}
+
+/// `b = beta·b`, never reading `b` when `beta = 0`.
+fn scale<T: Scalar>(b: &mut [T], beta: T) {
+    if beta == T::zero() {
+        b.fill(T::zero());
+    } else if beta != T::one() {
+        b.iter_mut().for_each(|y| *y = beta * *y);
     }
 }
 
@@ -295,7 +320,8 @@ pub fn transform_volume(
 }
 
 /// `B = beta·B + alpha·op(A)` with `op ∈ {N, T, C}`, moving data between the layouts of A and B
-/// in one all-to-all round. `beta = 0` never reads B (NaNs in B do not leak).
+/// in one all-to-all round. `beta = 0` never reads B and `alpha = 0` never reads A (NaNs do not
+/// leak), as in BLAS.
 ///
 /// # Collective
 /// Every rank calls it with the same layouts, `op`, `alpha` and `beta`.
@@ -303,6 +329,10 @@ pub fn transform_volume(
 /// # Errors
 /// [`DistError::ShapeMismatch`] if `op(A)` and B differ in shape, or
 /// [`DistError::LayoutLargerThanComm`]: both the same on every rank; a communication failure.
+///
+/// # Panics
+/// If a [`DistMatrix`] implementation's local buffer disagrees with its layout (a broken
+/// implementation; [`crate::OwnedDistMatrix`] cannot).
 ///
 /// # Examples
 /// ```
@@ -338,4 +368,75 @@ where
     check_layout_fits(comm, b.layout())?;
     let plan = TransformPlan::new(a.layout(), op, b.layout(), comm.rank(), comm.size())?;
     plan.execute(comm, alpha, a.local(), beta, b.local_mut())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BlockCyclic, GridLayout, GridOrder, OnRank};
+
+    /// Words each rank must send, by brute force: every element whose owner changes.
+    fn brute_force(a: &impl Layout, op: Op, b: &impl Layout, p: usize) -> Vec<usize> {
+        let (m, n) = b.shape();
+        let mut sent = vec![0; p];
+        for j in 0..n {
+            for i in 0..m {
+                let src = if op.is_transposed() {
+                    a.owner(j, i)
+                } else {
+                    a.owner(i, j)
+                };
+                if src != b.owner(i, j) {
+                    sent[src] += 1;
+                }
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn plans_at_a_thousand_ranks_without_a_communicator() {
+        let p = 1024;
+        let a = BlockCyclic::new(150, 130, 3, 2, 32, 32)
+            .unwrap()
+            .with_source(5, 31)
+            .unwrap()
+            .with_order(GridOrder::ColMajor);
+        for op in Op::ALL {
+            let (bm, bn) = op.apply_shape((150, 130));
+            let b = GridLayout::even(bm, bn, 16, 64).unwrap();
+            let volume = transform_volume(&a, op, &b, p).unwrap();
+            assert_eq!(volume, brute_force(&a, op, &b, p), "{op}");
+            // What one rank sends is what the others receive from it.
+            let received: usize = (0..p)
+                .map(|r| {
+                    TransformPlan::new(&a, op, &b, r, p)
+                        .unwrap()
+                        .words_received()
+                })
+                .sum();
+            assert_eq!(received, volume.iter().sum::<usize>());
+        }
+        let on_root = OnRank::new(150, 130, 1000, p).unwrap();
+        let volume = transform_volume(&a, Op::NoTrans, &on_root, p).unwrap();
+        assert_eq!(volume, brute_force(&a, Op::NoTrans, &on_root, p));
+        assert_eq!(volume[1000], 0);
+    }
+
+    #[test]
+    fn plan_errors() {
+        let a = BlockCyclic::new(4, 3, 2, 2, 2, 2).unwrap();
+        assert!(matches!(
+            TransformPlan::new(&a, Op::NoTrans, &a, 4, 4),
+            Err(DistError::RankOutOfRange { .. })
+        ));
+        assert!(matches!(
+            TransformPlan::new(&a, Op::Trans, &a, 0, 4),
+            Err(DistError::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            TransformPlan::new(&a, Op::NoTrans, &a, 0, 3),
+            Err(DistError::LayoutLargerThanComm { .. })
+        ));
+    }
 }

@@ -13,7 +13,10 @@ use std::time::Instant;
 fn program<C: Communicator>(comm: &C, n: usize) -> Result<(CommStats, usize, f64), DistError> {
     let p = comm.size();
     // A square-ish grid for block-cyclic A.
-    let pr = (1..=p).filter(|r| p % r == 0 && r * r <= p).max().unwrap_or(1);
+    let pr = (1..=p)
+        .filter(|r| p % r == 0 && r * r <= p)
+        .max()
+        .unwrap_or(1);
     let a_layout = BlockCyclic::new(n, n, 64, 64, pr, p / pr)?;
     let b_layout = GridLayout::even(n, n, 1, p)?;
     let a = OwnedDistMatrix::from_fn(comm, a_layout.clone(), |i, j| (i * n + j) as f64)?;

@@ -39,8 +39,8 @@ pub mod prelude {
     pub use redblue_comm::{MpiComm, MpiUniverse};
     pub use redblue_core::{c32, c64, Diag, Op, RealScalar, Scalar, Side, Uplo};
     pub use redblue_dist::{
-        transform, transform_volume, AnyLayout, BlockCyclic, DistError, DistMatrix,
-        DistMatrixMut, GridLayout, Layout, OnRank, OwnedDistMatrix, TransformPlan,
+        transform, transform_volume, AnyLayout, BlockCyclic, DistError, DistMatrix, DistMatrixMut,
+        GridLayout, Layout, OnRank, OwnedDistMatrix, TransformPlan,
     };
 }
 

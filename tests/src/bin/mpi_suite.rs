@@ -39,7 +39,9 @@ fn main() {
     // Identical counters on MPI and on threads for one program.
     let on_mpi = stats_words(&comm_checks::accounting_program(&world));
     let mut all = vec![0u64; 6 * size];
-    world.gather(&on_mpi, &mut all, 0).expect("gather of counters");
+    world
+        .gather(&on_mpi, &mut all, 0)
+        .expect("gather of counters");
     if rank == 0 {
         let on_threads = run_ranks(size, |comm| comm_checks::accounting_program(&comm));
         for (r, t) in on_threads.iter().enumerate() {
