@@ -163,6 +163,20 @@ fn test_mpi() -> Result<(), String> {
             "build",
             "--release",
             "-p",
+            "redblue-comm",
+            "--features",
+            "mpi",
+            "--example",
+            "mpi_smoke",
+        ],
+        &[],
+    )?;
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
             "redblue",
             "--features",
             "mpi",
@@ -174,11 +188,16 @@ fn test_mpi() -> Result<(), String> {
     let timeout = MPI_TIMEOUT_S.to_string();
     for p in MPI_RANKS {
         let np = p.to_string();
-        run(
-            "timeout",
-            &[&timeout, "mpirun", "-n", &np, "target/release/mpi-suite"],
-            &MPI_ENV,
-        )?;
+        for program in [
+            "target/release/examples/mpi_smoke",
+            "target/release/mpi-suite",
+        ] {
+            run(
+                "timeout",
+                &[&timeout, "mpirun", "-n", &np, program],
+                &MPI_ENV,
+            )?;
+        }
     }
     run(
         "timeout",

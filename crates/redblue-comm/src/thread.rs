@@ -88,6 +88,9 @@ impl Mailbox {
 /// How long a blocked rank waits before it checks whether the whole world is stuck.
 const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 
+/// A `split` in progress: (parent communicator, its collective number, colour).
+type SplitKey = (u64, u64, u32);
+
 /// State shared by all ranks of one `run_ranks` call.
 struct World {
     mailboxes: Vec<Mailbox>,
@@ -104,7 +107,7 @@ struct World {
     posts: AtomicU64,
     /// Ids of communicators being made by `split`: (parent, collective, colour) -> (id, members
     /// still to look it up).
-    comm_ids: Mutex<HashMap<(u64, u64, u32), (u64, usize)>>,
+    comm_ids: Mutex<HashMap<SplitKey, (u64, usize)>>,
     next_id: AtomicU64,
 }
 

@@ -59,19 +59,28 @@ fn main() {
     let ranks: usize = arg("--ranks", "4").parse().expect("--ranks takes a number");
     let n: usize = arg("--n", "1000").parse().expect("--n takes a number");
     let backend = arg("--backend", "threads");
-    println!("redistribute: {n}x{n} f64, block-cyclic 64x64 -> 1D columns, B = A^T ({backend})");
+    let header = || {
+        println!("redistribute: {n}x{n} f64, block-cyclic 64x64 -> 1D columns, B = A^T ({backend})")
+    };
     match backend.as_str() {
         "threads" => {
+            header();
             let results = run_ranks(ranks, |comm| program(&comm, n));
             for (r, res) in results.into_iter().enumerate() {
                 report(r, res.expect("program failed"));
             }
         }
-        "self" => report(0, program(&SelfComm::new(), n).expect("program failed")),
+        "self" => {
+            header();
+            report(0, program(&SelfComm::new(), n).expect("program failed"));
+        }
         #[cfg(feature = "mpi")]
         "mpi" => {
             let universe = MpiUniverse::init().expect("MPI initialisation failed");
             let world = universe.world();
+            if world.rank() == 0 {
+                header();
+            }
             let out = program(&world, n).expect("program failed");
             for r in 0..world.size() {
                 if r == world.rank() {

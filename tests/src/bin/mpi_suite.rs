@@ -55,6 +55,7 @@ fn main() {
     passed += 1;
     world.barrier().expect("final barrier");
     if rank == 0 {
-        println!("mpi-suite on {size} ranks: {passed} passed, 0 failed");
+        println!("mpi-suite ran its suites on {size} ranks");
+        println!("mpi-suite: {passed} passed, 0 failed");
     }
 }
