@@ -26,6 +26,7 @@ mod mpi;
 mod self_comm;
 mod stats;
 mod thread;
+mod validate;
 pub mod volume;
 
 pub use error::CommError;
@@ -303,41 +304,6 @@ pub trait Communicator: Sized {
     fn reset_stats(&self);
 }
 
-/// Checks that `rank < size`.
-pub(crate) fn check_rank(what: &'static str, rank: usize, size: usize) -> Result<(), CommError> {
-    if rank < size {
-        Ok(())
-    } else {
-        Err(CommError::RankOutOfRange { what, rank, size })
-    }
-}
-
-/// Checks a buffer length.
-pub(crate) fn check_len(
-    what: &'static str,
-    expected: usize,
-    found: usize,
-) -> Result<(), CommError> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(CommError::LengthMismatch {
-            what,
-            expected,
-            found,
-        })
-    }
-}
-
-/// Checks that `op` is defined for `T`.
-pub(crate) fn check_op<T: Datum>(op: ReduceOp) -> Result<(), CommError> {
-    if T::supports(op) {
-        Ok(())
-    } else {
-        Err(CommError::UnsupportedReduction { op, kind: T::KIND })
-    }
-}
-
 /// Prefix sums of `counts`: `displs[r]..displs[r + 1]` is piece `r`.
 pub(crate) fn displacements(counts: &[usize]) -> Vec<usize> {
     let mut d = Vec::with_capacity(counts.len() + 1);
@@ -353,7 +319,7 @@ pub(crate) fn displacements(counts: &[usize]) -> Vec<usize> {
 /// `acc[i] = acc[i] op x[i]`.
 pub(crate) fn combine_into<T: Datum>(acc: &mut [T], x: &[T], op: ReduceOp) {
     for (a, &b) in acc.iter_mut().zip(x) {
-        // `op` was checked by `check_op` before any data moved.
+        // `op` was checked by `validate` before any data moved.
         *a = T::combine(op, *a, b).expect("reduction operator checked before use");
     }
 }

@@ -40,10 +40,8 @@
 //! The user-facing rules (threads, tags, limits, differences from `ThreadComm`) are documented
 //! on [`MpiComm`], since this module is private.
 
-use crate::{
-    check_len, check_op, check_rank, combine_into, displacements, volume, CommError, CommStats,
-    Communicator, Counters, Request,
-};
+use crate::validate::{self, check_len};
+use crate::{combine_into, volume, CommError, CommStats, Communicator, Counters, Request};
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
 use mpi::ffi::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Op, MPI_Request, MPI_Status};
@@ -91,7 +89,7 @@ fn datatype<T: Datum>() -> Result<MPI_Datatype, CommError> {
     dt.ok_or(CommError::TypeMismatch { expected: T::KIND })
 }
 
-/// MPI's predefined operator for `op` (callers check with `check_op` that it is defined for the
+/// MPI's predefined operator for `op` (callers check with [`validate`] that it is defined for the
 /// element type).
 fn system_op(op: ReduceOp) -> MPI_Op {
     match op {
@@ -1140,7 +1138,7 @@ impl Communicator for MpiComm {
     }
 
     fn send<T: Datum>(&self, buf: &[T], dest: usize, tag: u32) -> Result<(), CommError> {
-        check_rank("destination", dest, self.size())?;
+        validate::send(self.size(), dest)?;
         let tag = self.user_tag(tag)?;
         if dest == self.me() {
             return self.raw.self_send(buf, tag, self.max_message);
@@ -1151,7 +1149,7 @@ impl Communicator for MpiComm {
     }
 
     fn recv<T: Datum>(&self, buf: &mut [T], src: usize, tag: u32) -> Result<(), CommError> {
-        check_rank("source", src, self.size())?;
+        validate::recv(self.size(), src)?;
         let tag = self.user_tag(tag)?;
         let found = probe_recv(self.raw.comm, buf, src, tag, self.max_message)?;
         if src != self.me() {
@@ -1167,7 +1165,7 @@ impl Communicator for MpiComm {
         dest: usize,
         tag: u32,
     ) -> Result<MpiRequest<'a>, CommError> {
-        check_rank("destination", dest, self.size())?;
+        validate::send(self.size(), dest)?;
         let tag = self.user_tag(tag)?;
         let mut requests = Vec::new();
         if dest == self.me() {
@@ -1208,7 +1206,7 @@ impl Communicator for MpiComm {
         src: usize,
         tag: u32,
     ) -> Result<MpiRequest<'a>, CommError> {
-        check_rank("source", src, self.size())?;
+        validate::recv(self.size(), src)?;
         let tag = self.user_tag(tag)?;
         let dt = datatype::<T>()?;
         let len = buf.len();
@@ -1249,7 +1247,7 @@ impl Communicator for MpiComm {
 
     fn broadcast<T: Datum>(&self, buf: &mut [T], root: usize) -> Result<(), CommError> {
         self.raw.next_tag();
-        check_rank("root", root, self.size())?;
+        validate::broadcast(self.size(), root)?;
         let dt = datatype::<T>()?;
         let root_int = to_int(root)?;
         let n = buf.len();
@@ -1280,13 +1278,14 @@ impl Communicator for MpiComm {
         root: usize,
     ) -> Result<(), CommError> {
         self.raw.next_tag();
-        check_op::<T>(op)?;
-        check_rank("root", root, self.size())?;
-        if self.me() == root && recv.len() != send.len() {
-            // Take part anyway, so that the other ranks complete, then report.
-            let mut scratch = send.to_vec();
-            self.native_reduce(send, &mut scratch, op, root)?;
-            return check_len("reduce receive buffer", send.len(), recv.len());
+        validate::reduce::<T>(self.size(), op, root)?;
+        if self.me() == root {
+            if let Err(e) = validate::reduce_root(send.len(), recv.len()) {
+                // Take part anyway, so that the other ranks complete, then report.
+                let mut scratch = send.to_vec();
+                self.native_reduce(send, &mut scratch, op, root)?;
+                return Err(e);
+            }
         }
         self.native_reduce(send, recv, op, root)?;
         self.add_volume::<T>(&volume::reduce(self.me(), self.size(), send.len(), root));
@@ -1300,8 +1299,7 @@ impl Communicator for MpiComm {
         op: ReduceOp,
     ) -> Result<(), CommError> {
         self.raw.next_tag();
-        check_op::<T>(op)?;
-        check_len("all_reduce receive buffer", send.len(), recv.len())?;
+        validate::all_reduce::<T>(send.len(), recv.len(), op)?;
         let dt = datatype::<T>()?;
         for r in pieces(send.len(), self.max_message) {
             let count = to_int(r.len())?;
@@ -1331,25 +1329,21 @@ impl Communicator for MpiComm {
         root: usize,
     ) -> Result<(), CommError> {
         let tag = self.raw.next_tag();
-        check_rank("root", root, self.size())?;
+        validate::gather_v(self.size(), root)?;
         if self.me() != root {
             return self.exchange(tag, &[(root, send)], || Ok(()));
         }
         let p = self.size();
-        let checked = check_len("gather_v counts", p, counts.len())
-            .and_then(|()| check_len("gather_v send buffer", counts[root], send.len()))
-            .and_then(|()| {
-                let total: usize = counts.iter().sum();
-                check_len("gather_v receive buffer", total, recv.len())
-            });
-        if let Err(e) = checked {
-            // Consume the contributions, so that no sender is left waiting, then report.
-            for i in (0..p).filter(|&i| i != root) {
-                self.drain::<T>(i, tag);
+        let d = match validate::gather_v_root(p, root, send.len(), recv.len(), counts) {
+            Ok(d) => d,
+            Err(e) => {
+                // Consume the contributions, so that no sender is left waiting, then report.
+                for i in (0..p).filter(|&i| i != root) {
+                    self.drain::<T>(i, tag);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-        let d = displacements(counts);
+        };
         recv[d[root]..d[root + 1]].copy_from_slice(send);
         self.take_all(tag, recv, &d, "gather_v contribution")
     }
@@ -1362,10 +1356,7 @@ impl Communicator for MpiComm {
     ) -> Result<(), CommError> {
         let tag = self.raw.next_tag();
         let (p, me) = (self.size(), self.me());
-        check_len("all_gather_v counts", p, counts.len())?;
-        check_len("all_gather_v send buffer", counts[me], send.len())?;
-        let d = displacements(counts);
-        check_len("all_gather_v receive buffer", d[p], recv.len())?;
+        let d = validate::all_gather_v(p, me, send.len(), recv.len(), counts)?;
         let sends: Vec<(usize, &[T])> = (0..p).filter(|&j| j != me).map(|j| (j, send)).collect();
         self.exchange(tag, &sends, || {
             recv[d[me]..d[me + 1]].copy_from_slice(send);
@@ -1381,27 +1372,24 @@ impl Communicator for MpiComm {
         root: usize,
     ) -> Result<(), CommError> {
         let tag = self.raw.next_tag();
-        check_rank("root", root, self.size())?;
+        validate::scatter_v(self.size(), root)?;
         if self.me() != root {
             return self.take_into(root, tag, recv, "scatter_v receive buffer");
         }
         let p = self.size();
-        let checked = check_len("scatter_v counts", p, counts.len()).and_then(|()| {
-            let total: usize = counts.iter().sum();
-            check_len("scatter_v send buffer", total, send.len())?;
-            check_len("scatter_v receive buffer", counts[root], recv.len())
-        });
-        if let Err(e) = checked {
-            // Send every other rank an empty piece rather than leave it waiting: it completes,
-            // with a length mismatch unless it expected nothing.
-            let empty: Vec<(usize, &[T])> = (0..p)
-                .filter(|&j| j != root)
-                .map(|j| (j, &[][..]))
-                .collect();
-            let _ = self.exchange(tag, &empty, || Ok(()));
-            return Err(e);
-        }
-        let d = displacements(counts);
+        let d = match validate::scatter_v_root(p, root, send.len(), counts, recv.len()) {
+            Ok(d) => d,
+            Err(e) => {
+                // Send every other rank an empty piece rather than leave it waiting: it
+                // completes, with a length mismatch unless it expected nothing.
+                let empty: Vec<(usize, &[T])> = (0..p)
+                    .filter(|&j| j != root)
+                    .map(|j| (j, &[][..]))
+                    .collect();
+                let _ = self.exchange(tag, &empty, || Ok(()));
+                return Err(e);
+            }
+        };
         let sends: Vec<(usize, &[T])> = (0..p)
             .filter(|&j| j != root)
             .map(|j| (j, &send[d[j]..d[j + 1]]))
@@ -1420,12 +1408,8 @@ impl Communicator for MpiComm {
         op: ReduceOp,
     ) -> Result<(), CommError> {
         let tag = self.raw.next_tag();
-        check_op::<T>(op)?;
         let (p, me) = (self.size(), self.me());
-        check_len("reduce_scatter counts", p, counts.len())?;
-        check_len("reduce_scatter receive buffer", counts[me], recv.len())?;
-        let d = displacements(counts);
-        check_len("reduce_scatter send buffer", d[p], send.len())?;
+        let d = validate::reduce_scatter::<T>(p, me, send.len(), recv.len(), counts, op)?;
         let c = counts[0];
         let uniform = counts.iter().all(|&x| x == c);
         if uniform && c.checked_mul(p).is_some_and(|t| t <= self.max_message) {
@@ -1461,17 +1445,8 @@ impl Communicator for MpiComm {
     ) -> Result<(), CommError> {
         let tag = self.raw.next_tag();
         let (p, me) = (self.size(), self.me());
-        check_len("all_to_all_v send counts", p, send_counts.len())?;
-        check_len("all_to_all_v receive counts", p, recv_counts.len())?;
-        let sd = displacements(send_counts);
-        let rd = displacements(recv_counts);
-        check_len("all_to_all_v send buffer", sd[p], send.len())?;
-        check_len("all_to_all_v receive buffer", rd[p], recv.len())?;
-        check_len(
-            "all_to_all_v piece to self",
-            send_counts[me],
-            recv_counts[me],
-        )?;
+        let (sd, rd) =
+            validate::all_to_all_v(p, me, send.len(), send_counts, recv.len(), recv_counts)?;
         let sends: Vec<(usize, &[T])> = (0..p)
             .filter(|&j| j != me)
             .map(|j| (j, &send[sd[j]..sd[j + 1]]))

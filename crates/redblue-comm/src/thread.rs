@@ -1,11 +1,9 @@
 //! The threads-as-ranks backend: [`run_ranks`] starts P ranks as threads of one process, each
 //! with a [`ThreadComm`]; messages move through per-rank mailboxes.
 
+use crate::validate::{self, check_len};
 use crate::volume::even_split;
-use crate::{
-    check_len, check_op, check_rank, combine_into, displacements, CommError, CommStats,
-    Communicator, Counters, Request,
-};
+use crate::{combine_into, displacements, CommError, CommStats, Communicator, Counters, Request};
 use redblue_core::{Datum, ReduceOp};
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
@@ -446,12 +444,12 @@ impl Communicator for ThreadComm {
     }
 
     fn send<T: Datum>(&self, buf: &[T], dest: usize, tag: u32) -> Result<(), CommError> {
-        check_rank("destination", dest, self.size())?;
+        validate::send(self.size(), dest)?;
         self.post(dest, Channel::P2p(tag), buf.to_vec(), true)
     }
 
     fn recv<T: Datum>(&self, buf: &mut [T], src: usize, tag: u32) -> Result<(), CommError> {
-        check_rank("source", src, self.size())?;
+        validate::recv(self.size(), src)?;
         let v = self.take::<T>(src, Channel::P2p(tag), true)?;
         check_len("received message", buf.len(), v.len())?;
         buf.copy_from_slice(&v);
@@ -474,7 +472,7 @@ impl Communicator for ThreadComm {
         src: usize,
         tag: u32,
     ) -> Result<ThreadRequest<'a>, CommError> {
-        check_rank("source", src, self.size())?;
+        validate::recv(self.size(), src)?;
         self.world.check()?;
         let channel = Channel::P2p(tag);
         let ticket = self.ticket(src, channel);
@@ -489,7 +487,7 @@ impl Communicator for ThreadComm {
     }
 
     fn broadcast<T: Datum>(&self, buf: &mut [T], root: usize) -> Result<(), CommError> {
-        check_rank("root", root, self.size())?;
+        validate::broadcast(self.size(), root)?;
         let ch = Channel::Coll(self.next_collective(), 0);
         if self.rank == root {
             for j in (0..self.size()).filter(|&j| j != root) {
@@ -508,13 +506,12 @@ impl Communicator for ThreadComm {
         op: ReduceOp,
         root: usize,
     ) -> Result<(), CommError> {
-        check_op::<T>(op)?;
-        check_rank("root", root, self.size())?;
+        validate::reduce::<T>(self.size(), op, root)?;
         let ch = Channel::Coll(self.next_collective(), 0);
         if self.rank != root {
             return self.put(root, ch, send);
         }
-        check_len("reduce receive buffer", send.len(), recv.len())?;
+        validate::reduce_root(send.len(), recv.len())?;
         // Combine in rank order, so the result does not depend on arrival order.
         for i in 0..self.size() {
             let piece = if i == root {
@@ -539,12 +536,11 @@ impl Communicator for ThreadComm {
         recv: &mut [T],
         op: ReduceOp,
     ) -> Result<(), CommError> {
-        check_op::<T>(op)?;
-        check_len("all_reduce receive buffer", send.len(), recv.len())?;
+        validate::all_reduce::<T>(send.len(), recv.len(), op)?;
         let counts = even_split(send.len(), self.size());
-        let seq = self.next_collective();
-        self.reduce_scatter_on(seq, send, &counts, op, recv)?;
         let d = displacements(&counts);
+        let seq = self.next_collective();
+        self.reduce_scatter_on(seq, send, &d, op, recv)?;
         let me = self.rank;
         let mine = recv[d[me]..d[me + 1]].to_vec();
         self.all_gather_on(seq, &mine, recv, &counts)
@@ -557,15 +553,12 @@ impl Communicator for ThreadComm {
         counts: &[usize],
         root: usize,
     ) -> Result<(), CommError> {
-        check_rank("root", root, self.size())?;
+        validate::gather_v(self.size(), root)?;
         let ch = Channel::Coll(self.next_collective(), 0);
         if self.rank != root {
             return self.put(root, ch, send);
         }
-        check_len("gather_v counts", self.size(), counts.len())?;
-        check_len("gather_v send buffer", counts[root], send.len())?;
-        let d = displacements(counts);
-        check_len("gather_v receive buffer", d[self.size()], recv.len())?;
+        let d = validate::gather_v_root(self.size(), root, send.len(), recv.len(), counts)?;
         for i in 0..self.size() {
             let out = &mut recv[d[i]..d[i + 1]];
             if i == root {
@@ -594,15 +587,12 @@ impl Communicator for ThreadComm {
         recv: &mut [T],
         root: usize,
     ) -> Result<(), CommError> {
-        check_rank("root", root, self.size())?;
+        validate::scatter_v(self.size(), root)?;
         let ch = Channel::Coll(self.next_collective(), 0);
         if self.rank != root {
             return self.take_into(root, ch, recv, "scatter_v receive buffer");
         }
-        check_len("scatter_v counts", self.size(), counts.len())?;
-        let d = displacements(counts);
-        check_len("scatter_v send buffer", d[self.size()], send.len())?;
-        check_len("scatter_v receive buffer", counts[root], recv.len())?;
+        let d = validate::scatter_v_root(self.size(), root, send.len(), counts, recv.len())?;
         for j in 0..self.size() {
             if j == root {
                 recv.copy_from_slice(&send[d[j]..d[j + 1]]);
@@ -620,19 +610,18 @@ impl Communicator for ThreadComm {
         counts: &[usize],
         op: ReduceOp,
     ) -> Result<(), CommError> {
-        check_op::<T>(op)?;
-        check_len("reduce_scatter counts", self.size(), counts.len())?;
-        check_len(
-            "reduce_scatter receive buffer",
-            counts[self.rank],
+        let d = validate::reduce_scatter::<T>(
+            self.size(),
+            self.rank,
+            send.len(),
             recv.len(),
+            counts,
+            op,
         )?;
-        let d = displacements(counts);
-        check_len("reduce_scatter send buffer", d[self.size()], send.len())?;
         let seq = self.next_collective();
         // reduce_scatter_on writes this rank's piece at its displacement in a full-size buffer.
         let mut full = send.to_vec();
-        self.reduce_scatter_on(seq, send, counts, op, &mut full)?;
+        self.reduce_scatter_on(seq, send, &d, op, &mut full)?;
         recv.copy_from_slice(&full[d[self.rank]..d[self.rank + 1]]);
         Ok(())
     }
@@ -645,16 +634,13 @@ impl Communicator for ThreadComm {
         recv_counts: &[usize],
     ) -> Result<(), CommError> {
         let p = self.size();
-        check_len("all_to_all_v send counts", p, send_counts.len())?;
-        check_len("all_to_all_v receive counts", p, recv_counts.len())?;
-        let sd = displacements(send_counts);
-        let rd = displacements(recv_counts);
-        check_len("all_to_all_v send buffer", sd[p], send.len())?;
-        check_len("all_to_all_v receive buffer", rd[p], recv.len())?;
-        check_len(
-            "all_to_all_v piece to self",
-            send_counts[self.rank],
-            recv_counts[self.rank],
+        let (sd, rd) = validate::all_to_all_v(
+            p,
+            self.rank,
+            send.len(),
+            send_counts,
+            recv.len(),
+            recv_counts,
         )?;
         let ch = Channel::Coll(self.next_collective(), 0);
         for j in (0..p).filter(|&j| j != self.rank) {
@@ -681,19 +667,18 @@ impl Communicator for ThreadComm {
 }
 
 impl ThreadComm {
-    /// Reduce-scatter of collective `seq` (phase 0): this rank's piece of the reduction lands at
-    /// its displacement in `out`, which has the full length.
+    /// Reduce-scatter of collective `seq` (phase 0) with pieces at displacements `d` (validated by
+    /// the caller: `send` has length `d[P]`): this rank's piece of the reduction lands at its
+    /// displacement in `out`, which has the full length.
     fn reduce_scatter_on<T: Datum>(
         &self,
         seq: u64,
         send: &[T],
-        counts: &[usize],
+        d: &[usize],
         op: ReduceOp,
         out: &mut [T],
     ) -> Result<(), CommError> {
-        let d = displacements(counts);
         let p = self.size();
-        check_len("reduce_scatter send buffer", d[p], send.len())?;
         let ch = Channel::Coll(seq, 0);
         for j in (0..p).filter(|&j| j != self.rank) {
             self.put(j, ch, &send[d[j]..d[j + 1]])?;
@@ -727,10 +712,7 @@ impl ThreadComm {
         counts: &[usize],
     ) -> Result<(), CommError> {
         let p = self.size();
-        check_len("all_gather_v counts", p, counts.len())?;
-        check_len("all_gather_v send buffer", counts[self.rank], send.len())?;
-        let d = displacements(counts);
-        check_len("all_gather_v receive buffer", d[p], recv.len())?;
+        let d = validate::all_gather_v(p, self.rank, send.len(), recv.len(), counts)?;
         let ch = Channel::Coll(seq, 1);
         for j in (0..p).filter(|&j| j != self.rank) {
             self.put(j, ch, send)?;
