@@ -1,0 +1,169 @@
+//! [`gemmt`]: a matrix product that updates one triangle of a square `C` (`syrk` / `herk` and
+//! Cholesky's trailing update).
+//!
+//! The triangle is split recursively: for the lower triangle,
+//! `[C00 ·; C10 C11]`, `C10` is a plain rectangular product and `C00`, `C11` recurse, until a
+//! diagonal block is at most [`LEAF`] wide. A leaf is computed whole into a scratch block and
+//! only its triangle is added to `C`. So every flop outside the leaves goes through faer's
+//! rectangular matmul (its fastest and most used path), the extra work is about `LEAF / n` of
+//! the triangle's, and the other triangle of `C` is never written by construction.
+//!
+//! We do not call faer's own triangular matmul (`BlockStructure::TriangularLower`): on x86-64
+//! it goes to `private-gemm-x86`'s triangular kernel, which a downstream project traced a wrong
+//! sparse Cholesky to (luiswirth/formoniq#122). The recursion above gives the same flop saving
+//! on the path we already test as gemm.
+
+use crate::gemm::{accumulate_into, op_view, product_dims, rhs_view, scale_rows};
+use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
+use faer::linalg::matmul::matmul_with_conj;
+use faer::prelude::ReborrowMut;
+use faer::{Accum, Conj};
+use redblue_core::{Op, Uplo};
+use std::ops::Range;
+
+/// Diagonal blocks at most this wide are computed whole into scratch.
+const LEAF: usize = 64;
+
+/// The rows of column `j` that lie in the `uplo` triangle (diagonal included) of an `n × n`
+/// matrix.
+fn triangle_rows(uplo: Uplo, n: usize, j: usize) -> Range<usize> {
+    match uplo {
+        Uplo::Lower => j..n,
+        Uplo::Upper => 0..j + 1,
+    }
+}
+
+/// Triangular matrix product: the `uplo` triangle (diagonal included) of the square `C`
+/// becomes that of `alpha·op(A)·op(B) + beta·C`; the other triangle is not read or written.
+///
+/// `op(A)` is `n × k`, `op(B)` is `k × n` and `C` is `n × n`; `n` and `k` may be zero. The
+/// `beta = 0`, `alpha = 0` and `k = 0` rules of [`gemm`](crate::gemm) hold for the triangle.
+/// A Hermitian rank-k update (`herk`, `C = alpha·A·Aᴴ + beta·C`) is
+/// `gemmt(uplo, alpha, a, Op::NoTrans, a, Op::ConjTrans, beta, c, par)`. Unlike BLAS `herk`,
+/// the imaginary parts of the diagonal are not forced to zero: they hold rounding errors of
+/// order `ε·‖A‖²`.
+///
+/// # Errors
+/// [`KernelError::ShapeMismatch`] if the shapes do not fit (including a non-square `C`); `C`
+/// is not touched then.
+pub fn gemmt<T: KernelScalar>(
+    uplo: Uplo,
+    alpha: T,
+    a: MatRef<'_, T>,
+    op_a: Op,
+    b: MatRef<'_, T>,
+    op_b: Op,
+    beta: T,
+    mut c: MatMut<'_, T>,
+    par: Par,
+) -> Result<(), KernelError> {
+    let n = op_a.apply_shape(a.shape()).0;
+    let (kb, nb) = op_b.apply_shape(b.shape());
+    if nb != n {
+        return Err(KernelError::ShapeMismatch {
+            kernel: "gemmt",
+            operand: "op(B)",
+            expected: (kb, n),
+            found: (kb, nb),
+        });
+    }
+    let (n, _, k) = product_dims("gemmt", a.shape(), op_a, b.shape(), op_b, c.shape())?;
+    if n == 0 {
+        return Ok(());
+    }
+    let rows = |j| triangle_rows(uplo, n, j);
+    if k == 0 || alpha == T::zero() {
+        scale_rows(&mut c, beta, rows);
+        return Ok(());
+    }
+    let accum = accumulate_into(&mut c, beta, rows);
+    let (lhs, conj_lhs) = op_view(a.to_faer(), op_a);
+    let mut packed = Vec::new();
+    let (rhs, conj_rhs) = rhs_view(b, op_b, n, &mut packed);
+    let mut scratch = vec![T::zero(); n.min(LEAF).pow(2)];
+    let product = Product {
+        uplo,
+        accum,
+        conj_lhs,
+        conj_rhs,
+        alpha,
+        par: par.to_faer(),
+    };
+    product.triangle(c.into_faer(), lhs, rhs, &mut scratch);
+    Ok(())
+}
+
+/// The parameters that stay fixed through the recursion.
+struct Product<T> {
+    uplo: Uplo,
+    accum: Accum,
+    conj_lhs: Conj,
+    conj_rhs: Conj,
+    alpha: T,
+    par: faer::Par,
+}
+
+impl<T: KernelScalar> Product<T> {
+    /// `dst = accum(dst) + alpha·lhs·rhs` on the full rectangle `dst`.
+    fn rectangle(
+        &self,
+        dst: faer::MatMut<'_, T>,
+        lhs: faer::MatRef<'_, T>,
+        rhs: faer::MatRef<'_, T>,
+    ) {
+        matmul_with_conj(
+            dst,
+            self.accum,
+            lhs,
+            self.conj_lhs,
+            rhs,
+            self.conj_rhs,
+            self.alpha,
+            self.par,
+        );
+    }
+
+    /// The same on the `uplo` triangle of the square `dst` only.
+    fn triangle(
+        &self,
+        dst: faer::MatMut<'_, T>,
+        lhs: faer::MatRef<'_, T>,
+        rhs: faer::MatRef<'_, T>,
+        scratch: &mut [T],
+    ) {
+        let n = dst.nrows();
+        if n <= LEAF {
+            let mut tmp = faer::MatMut::from_column_major_slice_mut(&mut scratch[..n * n], n, n);
+            matmul_with_conj(
+                tmp.rb_mut(),
+                Accum::Replace,
+                lhs,
+                self.conj_lhs,
+                rhs,
+                self.conj_rhs,
+                self.alpha,
+                self.par,
+            );
+            let mut dst = dst;
+            for j in 0..n {
+                for i in triangle_rows(self.uplo, n, j) {
+                    dst[(i, j)] = match self.accum {
+                        Accum::Replace => tmp[(i, j)],
+                        Accum::Add => dst[(i, j)] + tmp[(i, j)],
+                    };
+                }
+            }
+            return;
+        }
+        let h = n / 2;
+        let (d00, d01, d10, d11) = dst.split_at_mut(h, h);
+        let (l0, l1) = lhs.split_at_row(h);
+        let (r0, r1) = rhs.split_at_col(h);
+        match self.uplo {
+            Uplo::Lower => self.rectangle(d10, l1, r0),
+            Uplo::Upper => self.rectangle(d01, l0, r1),
+        }
+        self.triangle(d00, l0, r0, scratch);
+        self.triangle(d11, l1, r1, scratch);
+    }
+}
