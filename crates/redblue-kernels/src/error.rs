@@ -36,6 +36,16 @@ pub enum KernelError {
         /// Elements available.
         len: usize,
     },
+    /// A row interchange names a row outside the matrix, or there are more interchanges than
+    /// rows.
+    InvalidPivot {
+        /// The position of the offending entry in `ipiv`.
+        index: usize,
+        /// Its value.
+        pivot: usize,
+        /// The number of rows of the matrix.
+        nrows: usize,
+    },
     /// LU factorisation met an exactly zero pivot in this column (0-based); the factors are
     /// complete and usable, but `U` is singular.
     SingularPivot {
@@ -70,6 +80,14 @@ impl fmt::Display for KernelError {
             KernelError::BufferTooShort { needed, len } => write!(
                 f,
                 "buffer of {len} elements is too short: the view needs {needed}"
+            ),
+            KernelError::InvalidPivot {
+                index,
+                pivot,
+                nrows,
+            } => write!(
+                f,
+                "ipiv[{index}] = {pivot} is not a valid row interchange for a matrix of {nrows} rows"
             ),
             KernelError::SingularPivot { column } => {
                 write!(
@@ -106,6 +124,13 @@ mod tests {
         assert!(KernelError::NotPositiveDefinite { column: 2 }
             .to_string()
             .contains("column 2"));
+        assert!(KernelError::InvalidPivot {
+            index: 1,
+            pivot: 3,
+            nrows: 3
+        }
+        .to_string()
+        .contains("ipiv[1] = 3"));
         let boxed: Box<dyn std::error::Error> =
             Box::new(KernelError::InvalidLeadingDimension { nrows: 5, ld: 4 });
         assert!(boxed.to_string().contains("leading dimension 4"));

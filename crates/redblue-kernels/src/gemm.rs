@@ -1,7 +1,9 @@
 //! [`gemm`]: `C = alpha·op(A)·op(B) + beta·C`, and the argument handling it shares with
 //! `gemmt` and the reference kernels (shape checks, `beta` scaling, `op` as faer views).
 
+use crate::view::{faer_col, faer_col_mut};
 use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
+use faer::prelude::ReborrowMut;
 use faer::{Accum, Conj};
 use redblue_core::{Op, Scalar};
 use std::ops::Range;
@@ -110,30 +112,63 @@ pub(crate) fn rhs_view<'a, T: KernelScalar>(
     packed: &'a mut Vec<T>,
 ) -> (faer::MatRef<'a, T>, Conj) {
     let (view, conj) = op_view(b.to_faer(), op);
-    let (k, n) = (view.nrows(), view.ncols());
-    if !op.is_transposed()
+    (pack_rhs(view, m, packed), conj)
+}
+
+/// The right operand `rhs` (`k × n`) of a product with `m` rows, copied into `packed` as a
+/// column-major matrix if it is a large row-major view (a transposed column-major matrix) and
+/// the product has enough rows to pay for the copy; otherwise `rhs` itself.
+fn pack_rhs<'a, T: KernelScalar>(
+    rhs: faer::MatRef<'a, T>,
+    m: usize,
+    packed: &'a mut Vec<T>,
+) -> faer::MatRef<'a, T> {
+    let (k, n) = (rhs.nrows(), rhs.ncols());
+    if rhs.row_stride() == 1
+        || rhs.col_stride() != 1
         || m < PACK_RHS_MIN_ROWS
         || k * n * std::mem::size_of::<T>() < PACK_RHS_BYTES
     {
-        return (view, conj);
+        return rhs;
     }
-    transpose_into(b, packed);
-    (faer::MatRef::from_column_major_slice(packed, k, n), conj)
+    transpose_into(rhs.transpose(), packed);
+    faer::MatRef::from_column_major_slice(packed, k, n)
 }
 
-/// `out = bᵀ` as a contiguous column-major matrix, copied in tiles that stay in L1.
-fn transpose_into<T: Scalar>(b: MatRef<'_, T>, out: &mut Vec<T>) {
-    const TILE: usize = 32;
-    let (n, k) = b.shape();
-    let (data, ld) = (b.as_slice(), b.ld());
+/// `out = bᵀ` as a contiguous column-major matrix, where `b` (`n × k`) has row stride 1.
+fn transpose_into<T: Scalar>(b: faer::MatRef<'_, T>, out: &mut Vec<T>) {
+    let (n, k) = (b.nrows(), b.ncols());
     out.clear();
     out.resize(k * n, T::zero());
+    transpose_copy(b, faer::MatMut::from_column_major_slice_mut(out, k, n));
+}
+
+/// `dst = srcᵀ` for `src` `n × k` and `dst` `k × n`, both with row stride 1; copied in tiles
+/// that stay in L1.
+///
+/// # Panics
+/// If the shapes do not match or a row stride is not 1.
+pub(crate) fn transpose_copy<T: Copy>(src: faer::MatRef<'_, T>, mut dst: faer::MatMut<'_, T>) {
+    const TILE: usize = 32;
+    let (n, k) = (src.nrows(), src.ncols());
+    assert!(
+        dst.nrows() == k && dst.ncols() == n,
+        "transpose_copy: shapes do not match"
+    );
+    let mut tile: [&[T]; TILE] = [&[]; TILE];
     for j0 in (0..n).step_by(TILE) {
+        let j1 = (j0 + TILE).min(n);
         for l0 in (0..k).step_by(TILE) {
             let l1 = (l0 + TILE).min(k);
-            for j in j0..(j0 + TILE).min(n) {
-                for (dst, l) in out[j * k + l0..j * k + l1].iter_mut().zip(l0..) {
-                    *dst = data[j + l * ld];
+            // The tile's pieces of the source columns l0..l1, then one destination column
+            // (a source row) at a time.
+            for (t, l) in tile.iter_mut().zip(l0..l1) {
+                *t = &faer_col(src, l)[j0..j1];
+            }
+            for j in j0..j1 {
+                let d = &mut faer_col_mut(dst.rb_mut(), j)[l0..l1];
+                for (x, s) in d.iter_mut().zip(&tile) {
+                    *x = s[j - j0];
                 }
             }
         }
@@ -214,7 +249,7 @@ mod tests {
         let data: Vec<f64> = (0..40 * 70).map(|x| x as f64).collect();
         let b = MatRef::from_slice(&data, 37, 70, 40).unwrap();
         let mut out = vec![-1.0; 3];
-        transpose_into(b, &mut out);
+        transpose_into(b.to_faer(), &mut out);
         assert_eq!(out.len(), 70 * 37);
         for j in 0..37 {
             for l in 0..70 {

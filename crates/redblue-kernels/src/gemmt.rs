@@ -80,6 +80,36 @@ pub fn gemmt<T: KernelScalar>(
     let (lhs, conj_lhs) = op_view(a.to_faer(), op_a);
     let mut packed = Vec::new();
     let (rhs, conj_rhs) = rhs_view(b, op_b, n, &mut packed);
+    triangle_product(
+        uplo,
+        c.into_faer(),
+        accum,
+        alpha,
+        (lhs, conj_lhs),
+        (rhs, conj_rhs),
+        par.to_faer(),
+    );
+    Ok(())
+}
+
+/// The core of [`gemmt`] on faer views, for kernels that work on faer views (Cholesky's
+/// trailing update): the `uplo` triangle of the square `dst` becomes
+/// `accum(dst) + alpha·lhs·rhs`, with each operand conjugated if its flag says so. No shape
+/// checks (the caller's) and no packing of a row-major `rhs` (the caller's too).
+pub(crate) fn triangle_product<T: KernelScalar>(
+    uplo: Uplo,
+    dst: faer::MatMut<'_, T>,
+    accum: Accum,
+    alpha: T,
+    (lhs, conj_lhs): (faer::MatRef<'_, T>, Conj),
+    (rhs, conj_rhs): (faer::MatRef<'_, T>, Conj),
+    par: faer::Par,
+) {
+    let n = dst.nrows();
+    debug_assert!(dst.ncols() == n && lhs.nrows() == n && rhs.ncols() == n);
+    if n == 0 {
+        return;
+    }
     let mut scratch = vec![T::zero(); n.min(LEAF).pow(2)];
     let product = Product {
         uplo,
@@ -87,10 +117,9 @@ pub fn gemmt<T: KernelScalar>(
         conj_lhs,
         conj_rhs,
         alpha,
-        par: par.to_faer(),
+        par,
     };
-    product.triangle(c.into_faer(), lhs, rhs, &mut scratch);
-    Ok(())
+    product.triangle(dst, lhs, rhs, &mut scratch);
 }
 
 /// The parameters that stay fixed through the recursion.

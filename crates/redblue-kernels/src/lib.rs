@@ -1,5 +1,7 @@
 //! Rank-local dense kernels: column-major views with a leading dimension, and BLAS-style
-//! `gemm` / `gemmt` generic over the four redblue scalars.
+//! [`gemm`], [`gemmt`], [`trsm`], LAPACK-style [`getrf`] / [`laswp`] and [`potrf`], norms
+//! ([`norm_fro`], [`norm_max`], [`norm_one`], [`norm_inf`]) and triangular copies
+//! ([`copy_triangle`], [`extract_triangle`]), generic over the four redblue scalars.
 //!
 //! Every distributed algorithm in redblue spends its flops here. The kernels take
 //! [`MatRef`] / [`MatMut`] views (a slice, a shape and a leading dimension, exactly what BLAS
@@ -33,17 +35,27 @@
 //! # Ok::<(), redblue_kernels::KernelError>(())
 //! ```
 
+mod cholesky;
 mod error;
 mod gemm;
 mod gemmt;
+mod lu;
+mod norms;
 mod par;
 pub mod reference;
 mod scalar;
+mod triangle;
+mod trsm;
 mod view;
 
+pub use cholesky::potrf;
 pub use error::KernelError;
 pub use gemm::gemm;
 pub use gemmt::gemmt;
+pub use lu::{getrf, laswp, Direction, LuInfo, LuPivots};
+pub use norms::{norm_fro, norm_inf, norm_max, norm_one};
 pub use par::Par;
 pub use scalar::KernelScalar;
+pub use triangle::{copy_triangle, extract_triangle};
+pub use trsm::trsm;
 pub use view::{Mat, MatMut, MatRef};

@@ -545,6 +545,29 @@ impl<T> IndexMut<(usize, usize)> for Mat<T> {
     }
 }
 
+/// Column `j` of a faer view with row stride 1 (as every view built from [`MatRef`] or
+/// [`MatMut`], and its blocks, has) as a slice.
+///
+/// # Panics
+/// If the row stride is not 1 or `j` is out of bounds.
+pub(crate) fn faer_col<'a, T>(a: faer::MatRef<'a, T>, j: usize) -> &'a [T] {
+    a.col(j)
+        .try_as_col_major()
+        .expect("views built from MatRef / MatMut have row stride 1")
+        .as_slice()
+}
+
+/// Column `j` of a faer view with row stride 1 as a mutable slice.
+///
+/// # Panics
+/// If the row stride is not 1 or `j` is out of bounds.
+pub(crate) fn faer_col_mut<'a, T>(a: faer::MatMut<'a, T>, j: usize) -> &'a mut [T] {
+    a.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("views built from MatRef / MatMut have row stride 1")
+        .as_slice_mut()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
