@@ -70,6 +70,16 @@ pub enum Uplo {
     Upper,
 }
 
+impl Uplo {
+    /// Whether element `(i, j)` lies in this triangle (the diagonal included).
+    pub fn contains(self, i: usize, j: usize) -> bool {
+        match self {
+            Uplo::Lower => i >= j,
+            Uplo::Upper => i <= j,
+        }
+    }
+}
+
 /// Which side a triangular matrix multiplies from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
@@ -98,6 +108,13 @@ mod tests {
             assert_eq!(op.to_string().parse::<Op>().unwrap(), op);
         }
         assert!("X".parse::<Op>().is_err());
+    }
+
+    #[test]
+    fn triangles_share_the_diagonal() {
+        assert!(Uplo::Lower.contains(2, 1) && !Uplo::Lower.contains(1, 2));
+        assert!(Uplo::Upper.contains(1, 2) && !Uplo::Upper.contains(2, 1));
+        assert!(Uplo::Lower.contains(3, 3) && Uplo::Upper.contains(3, 3));
     }
 
     #[test]

@@ -26,13 +26,6 @@ const SIZES: &[(usize, usize)] = &[
     (200, 40),
 ];
 
-fn in_triangle(uplo: Uplo, i: usize, j: usize) -> bool {
-    match uplo {
-        Uplo::Lower => i >= j,
-        Uplo::Upper => i <= j,
-    }
-}
-
 /// Runs `gemmt` and the reference on the same inputs and checks the normalised error on the
 /// triangle, and that the other triangle and the padding are bit-identical to `c0`.
 fn check_gemmt<T: KernelScalar>(
@@ -80,7 +73,7 @@ fn check_gemmt<T: KernelScalar>(
     )
     .unwrap();
 
-    let tri = |i, j| in_triangle(uplo, i, j);
+    let tri = |i, j| uplo.contains(i, j);
     let all = |_, _| true;
     let norm_c0 = if beta == T::zero() {
         0.0
@@ -179,7 +172,7 @@ fn nan_beta_zero<T: KernelScalar>() {
                             let finite = c.get(i, j).is_finite();
                             assert_eq!(
                                 finite,
-                                in_triangle(uplo, i, j),
+                                uplo.contains(i, j),
                                 "{} {uplo:?} n={n} k={k} ({i}, {j})",
                                 T::NAME
                             );
@@ -219,7 +212,7 @@ fn scale_only<T: KernelScalar>() {
             .unwrap();
             for j in 0..n {
                 for i in 0..n {
-                    let want = if in_triangle(uplo, i, j) {
+                    let want = if uplo.contains(i, j) {
                         beta * c0.get(i, j)
                     } else {
                         c0.get(i, j)

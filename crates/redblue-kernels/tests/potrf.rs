@@ -19,13 +19,6 @@ const UPLOS: [Uplo; 2] = [Uplo::Lower, Uplo::Upper];
 /// in `[n, n + ‖B‖₂²]`, and `‖B‖₂² ≈ 4n·E|b|² ≤ 2.7n` for entries uniform in the unit square.
 const COND: f64 = 5.0;
 
-fn in_triangle(uplo: Uplo, i: usize, j: usize) -> bool {
-    match uplo {
-        Uplo::Lower => i >= j,
-        Uplo::Upper => i <= j,
-    }
-}
-
 /// A Hermitian positive definite `n × n` matrix `B·Bᴴ + n·I`, full and exactly Hermitian.
 /// (Products in these tests use the fast `gemm`, tested against the reference elsewhere, so
 /// that the 760 × 760 case stays quick.)
@@ -65,7 +58,7 @@ fn poisoned<T: Scalar>(a: &Padded<T>, uplo: Uplo, pad: usize) -> Padded<T> {
     Padded::from_fn(a.nrows, a.ncols, pad, |i, j| {
         if i == j {
             T::from_f64_parts(a.get(i, j).re().to_f64(), f64::NAN)
-        } else if in_triangle(uplo, i, j) {
+        } else if uplo.contains(i, j) {
             a.get(i, j)
         } else {
             nan()
@@ -77,7 +70,7 @@ fn poisoned<T: Scalar>(a: &Padded<T>, uplo: Uplo, pad: usize) -> Padded<T> {
 /// elsewhere: `L` (lower) or `U` (upper).
 fn factor_of<T: Scalar>(f: &Padded<T>, uplo: Uplo, k: usize) -> Padded<T> {
     Padded::from_fn(k, k, 0, |i, j| {
-        if in_triangle(uplo, i, j) {
+        if uplo.contains(i, j) {
             f.get(i, j)
         } else {
             T::zero()
@@ -129,7 +122,7 @@ fn check_potrf<T: KernelScalar>(uplo: Uplo, n: usize, par: Par, compare: bool) {
     assert!(f.padding_intact(&a0), "{what}: padding written");
     for j in 0..n {
         for i in 0..n {
-            if !in_triangle(uplo, i, j) {
+            if !uplo.contains(i, j) {
                 assert!(
                     same_bits(f.get(i, j), a0.get(i, j)),
                     "{what}: ({i}, {j}) outside the triangle changed"
@@ -147,7 +140,7 @@ fn check_potrf<T: KernelScalar>(uplo: Uplo, n: usize, par: Par, compare: bool) {
     if compare {
         let mut f_ref = a0.clone();
         reference::potrf(uplo, f_ref.view_mut()).unwrap();
-        let tri = |i, j| in_triangle(uplo, i, j);
+        let tri = |i, j| uplo.contains(i, j);
         let err = fro_diff(&f, &f_ref, tri);
         let tol = BOUND_C * COND * n.max(1) as f64 * T::epsilon().to_f64() * fro(&f_ref, tri);
         assert!(err <= tol, "{what}: |F − F_ref| {err:e} > {tol:e}");

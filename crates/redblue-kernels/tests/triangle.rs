@@ -13,20 +13,13 @@ use redblue_kernels::{
 
 const SHAPES: &[(usize, usize)] = &[(0, 0), (0, 3), (3, 0), (1, 1), (5, 5), (7, 3), (3, 7)];
 
-fn in_triangle(uplo: Uplo, i: usize, j: usize) -> bool {
-    match uplo {
-        Uplo::Lower => i >= j,
-        Uplo::Upper => i <= j,
-    }
-}
-
 /// A random `m × n` source with NaN outside the `uplo` triangle (and on the diagonal if
 /// `nan_diag`).
 fn source<T: Scalar>(m: usize, n: usize, uplo: Uplo, nan_diag: bool) -> Padded<T> {
     let rng = &mut Lcg::new((m * 10 + n) as u64);
     Padded::from_fn(m, n, 2, |i, j| {
         let x = rng.scalar();
-        if !in_triangle(uplo, i, j) || (nan_diag && i == j) {
+        if !uplo.contains(i, j) || (nan_diag && i == j) {
             nan()
         } else {
             x
@@ -44,7 +37,7 @@ fn copies<T: KernelScalar>() {
             copy_triangle(uplo, src.view(), dst.view_mut()).unwrap();
             for j in 0..n {
                 for i in 0..m {
-                    let want = if in_triangle(uplo, i, j) {
+                    let want = if uplo.contains(i, j) {
                         src.get(i, j)
                     } else {
                         dst0.get(i, j)
@@ -78,7 +71,7 @@ fn extracts<T: KernelScalar>() {
                     for i in 0..m {
                         let want = if i == j && diag == Diag::Unit {
                             T::one()
-                        } else if in_triangle(uplo, i, j) {
+                        } else if uplo.contains(i, j) {
                             src.get(i, j)
                         } else {
                             T::zero()

@@ -39,13 +39,6 @@ const DIAGS: [Diag; 2] = [Diag::NonUnit, Diag::Unit];
 /// modulus, so `‖op(A)‖ ≤ 3` and `‖op(A)⁻¹‖ ≤ 2` in the ∞- and 1-norms.
 const COND: f64 = 6.0;
 
-fn in_triangle(uplo: Uplo, i: usize, j: usize) -> bool {
-    match uplo {
-        Uplo::Lower => i >= j,
-        Uplo::Upper => i <= j,
-    }
-}
-
 /// A well-conditioned `n × n` triangular matrix, twice: as the kernel sees it (NaN outside the
 /// `uplo` triangle, and on the diagonal when it is a unit one) and as the residual needs it
 /// (zeros outside, ones on a unit diagonal).
@@ -63,7 +56,7 @@ fn triangular<T: KernelScalar>(
                 Diag::Unit => T::one(),
                 Diag::NonUnit => T::from_f64_parts(2.0 + 0.5 * x.re().to_f64(), x.im().to_f64()),
             }
-        } else if in_triangle(uplo, i, j) {
+        } else if uplo.contains(i, j) {
             T::from_f64_parts(off * x.re().to_f64(), off * x.im().to_f64())
         } else {
             T::zero()
@@ -72,7 +65,7 @@ fn triangular<T: KernelScalar>(
     let mut poisoned = clean.clone();
     for j in 0..n {
         for i in 0..n {
-            if !in_triangle(uplo, i, j) || (i == j && diag == Diag::Unit) {
+            if !uplo.contains(i, j) || (i == j && diag == Diag::Unit) {
                 poisoned.set(i, j, nan());
             }
         }
