@@ -90,6 +90,7 @@ fn ci() -> Result<(), String> {
         &[],
     )?;
     run("cargo", &["test", "--workspace"], &[])?;
+    system_blas()?;
     run(
         "cargo",
         &["doc", "--workspace", "--no-deps"],
@@ -98,6 +99,37 @@ fn ci() -> Result<(), String> {
     book()?;
     println!("\nxtask ci: all checks passed");
     Ok(())
+}
+
+/// Whether the dynamic linker knows a `libopenblas` (Debian: libopenblas-dev).
+fn have_openblas() -> bool {
+    Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("libopenblas.so "))
+        .unwrap_or(false)
+        || std::path::Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so").exists()
+}
+
+/// The kernels again with the `openblas-system` feature: the same tests on the system BLAS /
+/// LAPACK, and the test that proves the calls go there.
+fn system_blas() -> Result<(), String> {
+    if !have_openblas() {
+        println!(
+            "xtask ci: SKIPPED the system-BLAS kernel tests: no libopenblas \
+             (Debian: apt-get install libopenblas-dev liblapack-dev)."
+        );
+        return Ok(());
+    }
+    let feature = ["-p", "redblue-kernels", "--features", "openblas-system"];
+    let clippy = [
+        &["clippy"][..],
+        &feature,
+        &["--all-targets", "--", "-D", "warnings"],
+    ]
+    .concat();
+    run("cargo", &clippy, &[])?;
+    run("cargo", &[&["test"][..], &feature].concat(), &[])
 }
 
 fn book() -> Result<(), String> {

@@ -40,7 +40,8 @@ const LEAF: usize = 32;
 /// matrix has a real diagonal); the diagonal of the factor is real and positive.
 ///
 /// Runs LAPACK's recursive algorithm on faer's triangular solve and the `gemmt` recursion with
-/// `par` threads (see the module documentation of `cholesky.rs`).
+/// `par` threads (see the module documentation of `cholesky.rs`); with the `blas` feature,
+/// the system's LAPACK `?potrf`.
 ///
 /// # Errors
 /// * [`KernelError::ShapeMismatch`] if `A` is not square; nothing is written then.
@@ -78,17 +79,16 @@ pub fn potrf<T: KernelScalar>(uplo: Uplo, a: MatMut<'_, T>, par: Par) -> Result<
             found: (n, nc),
         });
     }
-    factor(uplo, a.into_faer(), par.to_faer())
-        .map_err(|column| KernelError::NotPositiveDefinite { column })
+    let mut a = a;
+    if let Some(result) = T::system_potrf(uplo, a.rb_mut(), par) {
+        return result.map_err(|column| KernelError::NotPositiveDefinite { column });
+    }
+    factor(uplo, a.into_faer(), par).map_err(|column| KernelError::NotPositiveDefinite { column })
 }
 
 /// Factors the `uplo` triangle of `a` in place (LAPACK `potrf2`); `Err(j)` names the first
 /// column whose pivot is not positive.
-fn factor<T: KernelScalar>(
-    uplo: Uplo,
-    a: faer::MatMut<'_, T>,
-    par: faer::Par,
-) -> Result<(), usize> {
+fn factor<T: KernelScalar>(uplo: Uplo, a: faer::MatMut<'_, T>, par: Par) -> Result<(), usize> {
     let n = a.nrows();
     if n <= LEAF {
         return match uplo {
@@ -115,7 +115,7 @@ fn factor<T: KernelScalar>(
             packed.resize(n1 * n2, T::zero());
             let mut a21t = faer::MatMut::from_column_major_slice_mut(&mut packed, n1, n2);
             transpose_copy(a21.rb(), a21t.rb_mut());
-            solve_lower_triangular_in_place_with_conj(a11.rb(), conj, a21t.rb_mut(), par);
+            solve_lower_triangular_in_place_with_conj(a11.rb(), conj, a21t.rb_mut(), par.to_faer());
             transpose_copy(a21t.rb(), a21.rb_mut());
             triangle_product(
                 Uplo::Lower,
@@ -133,7 +133,7 @@ fn factor<T: KernelScalar>(
                 a11.rb().transpose(),
                 conj,
                 a12.rb_mut(),
-                par,
+                par.to_faer(),
             );
             triangle_product(
                 Uplo::Upper,

@@ -1,6 +1,7 @@
 //! [`gemm`]: `C = alpha·op(A)·op(B) + beta·C`, and the argument handling it shares with
 //! `gemmt` and the reference kernels (shape checks, `beta` scaling, `op` as faer views).
 
+use crate::system::matmul;
 use crate::view::{faer_col, faer_col_mut};
 use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
 use faer::prelude::ReborrowMut;
@@ -184,7 +185,8 @@ pub(crate) fn transpose_copy<T: Copy>(src: faer::MatRef<'_, T>, mut dst: faer::M
 ///
 /// The product runs in faer's matmul (`Accum::Replace` when `beta = 0`, otherwise `C` is
 /// scaled by `beta` first and faer adds to it), with `par` threads. A large transposed `B` is
-/// first copied to column-major order, which faer multiplies about twice as fast.
+/// first copied to column-major order, which faer multiplies about twice as fast. With the
+/// `blas` feature it runs in the system's `?gemm` instead.
 ///
 /// # Errors
 /// [`KernelError::ShapeMismatch`] if the shapes do not fit; `C` is not touched then.
@@ -222,19 +224,21 @@ pub fn gemm<T: KernelScalar>(
         return Ok(());
     }
     let accum = accumulate_into(&mut c, beta, all_rows);
-    let (lhs, conj_lhs) = op_view(a.to_faer(), op_a);
-    let mut packed = Vec::new();
-    let (rhs, conj_rhs) = rhs_view(b, op_b, m, &mut packed);
-    faer::linalg::matmul::matmul_with_conj(
-        c.into_faer(),
+    let lhs = op_view(a.to_faer(), op_a);
+    // The system BLAS (with the `blas` feature) takes transposed operands as they are.
+    if T::system_matmul(
+        c.to_faer(),
         accum,
         lhs,
-        conj_lhs,
-        rhs,
-        conj_rhs,
+        op_view(b.to_faer(), op_b),
         alpha,
-        par.to_faer(),
-    );
+        par,
+    ) {
+        return Ok(());
+    }
+    let mut packed = Vec::new();
+    let rhs = rhs_view(b, op_b, m, &mut packed);
+    matmul(c.into_faer(), accum, lhs, rhs, alpha, par);
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 //! The triangle is split recursively: for the lower triangle,
 //! `[C00 ·; C10 C11]`, `C10` is a plain rectangular product and `C00`, `C11` recurse, until a
 //! diagonal block is at most [`LEAF`] wide. A leaf is computed whole into a scratch block and
-//! only its triangle is added to `C`. So every flop outside the leaves goes through faer's
-//! rectangular matmul (its fastest and most used path), the extra work is about `LEAF / n` of
+//! only its triangle is added to `C`. So every flop outside the leaves goes through the rectangular
+//! matmul (faer's, or the system BLAS's with the `blas` feature) (its fastest and most used path), the extra work is about `LEAF / n` of
 //! the triangle's, and the other triangle of `C` is never written by construction.
 //!
 //! We do not call faer's own triangular matmul (`BlockStructure::TriangularLower`): on x86-64
@@ -14,8 +14,8 @@
 //! on the path we already test as gemm.
 
 use crate::gemm::{accumulate_into, op_view, product_dims, rhs_view, scale_rows};
+use crate::system::matmul;
 use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
-use faer::linalg::matmul::matmul_with_conj;
 use faer::prelude::ReborrowMut;
 use faer::{Accum, Conj};
 use redblue_core::{Op, Uplo};
@@ -87,7 +87,7 @@ pub fn gemmt<T: KernelScalar>(
         alpha,
         (lhs, conj_lhs),
         (rhs, conj_rhs),
-        par.to_faer(),
+        par,
     );
     Ok(())
 }
@@ -103,7 +103,7 @@ pub(crate) fn triangle_product<T: KernelScalar>(
     alpha: T,
     (lhs, conj_lhs): (faer::MatRef<'_, T>, Conj),
     (rhs, conj_rhs): (faer::MatRef<'_, T>, Conj),
-    par: faer::Par,
+    par: Par,
 ) {
     let n = dst.nrows();
     debug_assert!(dst.ncols() == n && lhs.nrows() == n && rhs.ncols() == n);
@@ -129,7 +129,7 @@ struct Product<T> {
     conj_lhs: Conj,
     conj_rhs: Conj,
     alpha: T,
-    par: faer::Par,
+    par: Par,
 }
 
 impl<T: KernelScalar> Product<T> {
@@ -140,13 +140,11 @@ impl<T: KernelScalar> Product<T> {
         lhs: faer::MatRef<'_, T>,
         rhs: faer::MatRef<'_, T>,
     ) {
-        matmul_with_conj(
+        matmul(
             dst,
             self.accum,
-            lhs,
-            self.conj_lhs,
-            rhs,
-            self.conj_rhs,
+            (lhs, self.conj_lhs),
+            (rhs, self.conj_rhs),
             self.alpha,
             self.par,
         );
@@ -163,13 +161,11 @@ impl<T: KernelScalar> Product<T> {
         let n = dst.nrows();
         if n <= LEAF {
             let mut tmp = faer::MatMut::from_column_major_slice_mut(&mut scratch[..n * n], n, n);
-            matmul_with_conj(
+            matmul(
                 tmp.rb_mut(),
                 Accum::Replace,
-                lhs,
-                self.conj_lhs,
-                rhs,
-                self.conj_rhs,
+                (lhs, self.conj_lhs),
+                (rhs, self.conj_rhs),
                 self.alpha,
                 self.par,
             );

@@ -200,7 +200,8 @@ fn swap_in_column<T>(col: &mut [T], ipiv: &[usize], direction: Direction) {
 /// of tournament pivoting, are factored the same way.
 ///
 /// Runs LAPACK's recursive algorithm on faer's matmul and triangular solve with `par`
-/// threads (see the module documentation of `lu.rs`).
+/// threads (see the module documentation of `lu.rs`); with the `blas` feature, the system's
+/// LAPACK `?getrf`.
 ///
 /// # Errors
 /// None at present: every shape is valid. The `Result` leaves room for back ends with limits
@@ -224,7 +225,11 @@ fn swap_in_column<T>(col: &mut [T], ipiv: &[usize], direction: Direction) {
 pub fn getrf<T: KernelScalar>(a: MatMut<'_, T>, par: Par) -> Result<LuInfo, KernelError> {
     let (m, n) = a.shape();
     let mut ipiv = vec![0; m.min(n)];
-    let first_zero_pivot = factor(a.into_faer(), &mut ipiv, par.to_faer());
+    let mut a = a;
+    let first_zero_pivot = match T::system_getrf(a.rb_mut(), &mut ipiv, par) {
+        Some(first_zero_pivot) => first_zero_pivot,
+        None => factor(a.into_faer(), &mut ipiv, par.to_faer()),
+    };
     let pivots = LuPivots::from_ipiv(ipiv, m)?;
     Ok(LuInfo {
         pivots,

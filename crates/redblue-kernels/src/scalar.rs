@@ -19,8 +19,9 @@ use redblue_core::{Complex, Scalar};
 pub trait KernelScalar: Scalar + ComplexField<Real = <Self as Scalar>::Real> + Sealed {}
 
 mod sealed {
-    /// Seals [`super::KernelScalar`].
-    pub trait Sealed {}
+    /// Seals [`super::KernelScalar`], and carries the system BLAS / LAPACK entry points
+    /// (which take "not taken" without the `blas` feature).
+    pub trait Sealed: crate::system::System {}
 }
 use sealed::Sealed;
 

@@ -56,7 +56,8 @@ pub(crate) fn trsm_dims(
 /// zero without reading `A` or `B`. A zero on a non-unit diagonal is not checked: it gives
 /// infinities or NaNs, as in BLAS.
 ///
-/// The solve runs in faer's recursive blocked kernel with `par` threads.
+/// The solve runs in faer's recursive blocked kernel with `par` threads (with the `blas`
+/// feature, in the system's `?trsm`).
 ///
 /// # Errors
 /// [`KernelError::ShapeMismatch`] if `A` is not square or `B` does not fit; `B` is not
@@ -92,6 +93,9 @@ pub fn trsm<T: KernelScalar>(
     let all_rows = |_| 0..rows;
     if alpha == T::zero() {
         scale_rows(&mut b, T::zero(), all_rows);
+        return Ok(());
+    }
+    if T::system_trsm(side, uplo, op, diag, alpha, a, b.rb_mut(), par) {
         return Ok(());
     }
     scale_rows(&mut b, alpha, all_rows);
