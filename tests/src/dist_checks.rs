@@ -30,7 +30,10 @@ pub fn op_f_a<T: Scalar>(op: Op, i: usize, j: usize) -> T {
 
 /// Process grids `(rows, cols)` whose product is `p`.
 pub fn grids(p: usize) -> Vec<(usize, usize)> {
-    (1..=p).filter(|r| p % r == 0).map(|r| (r, p / r)).collect()
+    (1..=p)
+        .filter(|r| p.is_multiple_of(*r))
+        .map(|r| (r, p / r))
+        .collect()
 }
 
 /// A spread of layouts of an `m × n` matrix on `p` ranks: block-cyclic with several block sizes,

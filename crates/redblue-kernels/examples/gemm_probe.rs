@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --release -p redblue-kernels --example gemm_probe [n]` (default
 //! n = 2048). Prints the best of a few repetitions after one warm-up; compare with the
-//! core's f64 peak. The criterion benches (issue #3) will replace it.
+//! core's f64 peak. The criterion bench `benches/kernels.rs` is the side-by-side comparison.
 
 use redblue_core::{c64, Op, Scalar, Uplo};
 use redblue_kernels::{gemm, gemmt, KernelScalar, Mat, Par};
@@ -129,6 +129,9 @@ fn main() {
     probe_gemm::<f64>(n, Par::Seq, Op::Trans);
     probe_gemm::<f64>(n, Par::Threads(2), Op::NoTrans);
     probe_gemm::<c64>(n / 2, Par::Seq, Op::NoTrans);
+    probe_gemm::<c64>(n / 2, Par::Seq, Op::Trans);
     probe_gemm::<c64>(n / 2, Par::Seq, Op::ConjTrans);
+    probe_gemm::<c64>(n / 8, Par::Seq, Op::NoTrans);
+    probe_gemm::<c64>(n / 8, Par::Seq, Op::ConjTrans);
     probe_gemmt::<f64>(n, Par::Seq);
 }

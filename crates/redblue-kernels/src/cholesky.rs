@@ -2,30 +2,25 @@
 //! matrix, `A = L·Lᴴ` (lower) or `A = Uᴴ·U` (upper).
 //!
 //! The factorisation is LAPACK's recursive `potrf2`. For the lower triangle: factor `A11`
-//! (recursively), `A21 ← A21·L11⁻ᴴ` (faer's triangular solve, as `conj(L11)·A21ᵀ = A21ᵀ` on a
-//! column-major copy of `A21ᵀ`), `A22 ← A22 − A21·A21ᴴ` on the lower triangle only (the
+//! (recursively), `A21 ← A21·L11⁻ᴴ` (the crate's triangular solve, as `conj(L11)·A21ᵀ = A21ᵀ` on
+//! the transposed view), `A22 ← A22 − A21·A21ᴴ` on the lower triangle only (the
 //! recursion of [`gemmt`](crate::gemmt), which puts every flop outside its small diagonal
-//! leaves through faer's rectangular matmul), then factor `A22`. The upper triangle is the
-//! mirror image: `A12 ← U11⁻ᴴ·A12`, `A22 ← A22 − A12ᴴ·A12`, with no copy. Blocks at most
-//! [`LEAF`] wide are factored column by column.
-//!
-//! Measured against faer's own Cholesky (f64, one thread, this project's machine, n = 512 /
-//! 1024 / 2048, GFLOP/s): lower 18 / 26 / 29, upper 21 / 28 / 34, faer 25 / 28 / 28.
+//! leaves through the crate's rectangular matmul), then factor `A22`. The upper triangle is the
+//! mirror image: `A12 ← U11⁻ᴴ·A12`, `A22 ← A22 − A12ᴴ·A12`. Blocks at most [`LEAF`] wide are
+//! factored column by column. Measurements against OpenBLAS: the book's kernels page.
 //!
 //! Why not faer's `cholesky::llt::factor::cholesky_in_place`: its trailing update is faer's
 //! triangular matmul (`BlockStructure::TriangularLower`), the path `gemmt` avoids (see there);
 //! the recursion here reuses the `gemmt` path that the tests already cover, and reports the
 //! failing column exactly as LAPACK does.
 
-use crate::gemm::transpose_copy;
 use crate::gemmt::triangle_product;
-use crate::trsm::conj_flag;
+use crate::trsm::{conj_flag, Solver};
 use crate::view::{faer_col as col, faer_col_mut as col_mut};
 use crate::{KernelError, KernelScalar, MatMut, Par};
-use faer::linalg::triangular_solve::solve_lower_triangular_in_place_with_conj;
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, Conj};
-use redblue_core::{Scalar, Uplo};
+use redblue_core::{Diag, Scalar, Uplo};
 use std::cmp::Ordering;
 
 /// Blocks at most this many columns wide are factored column by column.
@@ -39,7 +34,7 @@ const LEAF: usize = 32;
 /// As in LAPACK, the imaginary parts of the diagonal of a complex `A` are not used (a Hermitian
 /// matrix has a real diagonal); the diagonal of the factor is real and positive.
 ///
-/// Runs LAPACK's recursive algorithm on faer's triangular solve and the `gemmt` recursion with
+/// Runs LAPACK's recursive algorithm on the crate's triangular solve and the `gemmt` recursion with
 /// `par` threads (see the module documentation of `cholesky.rs`); with the `blas` feature,
 /// the system's LAPACK `?potrf`.
 ///
@@ -100,41 +95,34 @@ fn factor<T: KernelScalar>(uplo: Uplo, a: faer::MatMut<'_, T>, par: Par) -> Resu
     let half = n / 2;
     let n1 = half.next_multiple_of(half.next_power_of_two().min(16));
     debug_assert!(0 < n1 && n1 < n);
-    let n2 = n - n1;
     let conj = conj_flag::<T>();
+    let lower_solver = Solver {
+        lower: true,
+        diag: Diag::NonUnit,
+        conj,
+        par,
+    };
     let (mut a11, mut a12, mut a21, mut a22) = a.split_at_mut(n1, n1);
     factor(uplo, a11.rb_mut(), par)?;
-    let mut packed = Vec::new();
     match uplo {
         Uplo::Lower => {
-            // A21·L11ᴴ = A21₀  ⇔  conj(L11)·A21ᵀ = A21₀ᵀ, solved on a column-major copy of
-            // A21ᵀ: faer's solve on the row-major view A21ᵀ runs its block updates with a
-            // row-major right operand, its slow case (see `gemm::PACK_RHS_BYTES`); with the
-            // copy, lower went from 22 to 29 GFLOP/s at n = 2048 (f64). The copy then serves
-            // as the column-major right operand A21ᴴ of the trailing update.
-            packed.resize(n1 * n2, T::zero());
-            let mut a21t = faer::MatMut::from_column_major_slice_mut(&mut packed, n1, n2);
-            transpose_copy(a21.rb(), a21t.rb_mut());
-            solve_lower_triangular_in_place_with_conj(a11.rb(), conj, a21t.rb_mut(), par.to_faer());
-            transpose_copy(a21t.rb(), a21.rb_mut());
+            // A21·L11ᴴ = A21₀  ⇔  conj(L11)·A21ᵀ = A21₀ᵀ, solved on the row-major view A21ᵀ
+            // (the `gemm` crate's kernels under the solver take row-major operands at full
+            // speed; faer's own solve did not, and needed a column-major copy).
+            lower_solver.solve(a11.rb(), a21.rb_mut().transpose_mut());
             triangle_product(
                 Uplo::Lower,
                 a22.rb_mut(),
                 Accum::Add,
                 -T::one(),
                 (a21.rb(), Conj::No),
-                (a21t.rb(), conj),
+                (a21.rb().transpose(), conj),
                 par,
             );
         }
         Uplo::Upper => {
             // U11ᴴ·A12 = A12₀, with U11ᴴ = conj(U11ᵀ) lower triangular.
-            solve_lower_triangular_in_place_with_conj(
-                a11.rb().transpose(),
-                conj,
-                a12.rb_mut(),
-                par.to_faer(),
-            );
+            lower_solver.solve(a11.rb().transpose(), a12.rb_mut());
             triangle_product(
                 Uplo::Upper,
                 a22.rb_mut(),

@@ -93,57 +93,6 @@ pub(crate) fn op_view<T: KernelScalar>(
     }
 }
 
-/// `op(B)` is copied to a column-major buffer when it is a row-major view (`op_b` is `T` or
-/// `C`) of at least this many bytes: faer 0.24's kernel reads a large row-major right operand
-/// at half speed (measured with f64 on this project's AVX-512 machine: 2048³ `N·T` at 32
-/// GFLOP/s against 59 for `N·N`; no difference while `op(B)` fits in 512 KiB).
-const PACK_RHS_BYTES: usize = 1 << 20;
-
-/// ... and when `op(A)` has at least this many rows, so that the copy (`k·n` moves) is small
-/// against the product (`m·k·n` multiply-adds).
-const PACK_RHS_MIN_ROWS: usize = 32;
-
-/// `op(B)` as a faer view and a conjugation flag, like [`op_view`], but copied into `packed`
-/// as a column-major `k × n` matrix when that makes the product faster (see
-/// [`PACK_RHS_BYTES`]). The conjugation of `ConjTrans` stays a flag for faer's kernel.
-pub(crate) fn rhs_view<'a, T: KernelScalar>(
-    b: MatRef<'a, T>,
-    op: Op,
-    m: usize,
-    packed: &'a mut Vec<T>,
-) -> (faer::MatRef<'a, T>, Conj) {
-    let (view, conj) = op_view(b.to_faer(), op);
-    (pack_rhs(view, m, packed), conj)
-}
-
-/// The right operand `rhs` (`k × n`) of a product with `m` rows, copied into `packed` as a
-/// column-major matrix if it is a large row-major view (a transposed column-major matrix) and
-/// the product has enough rows to pay for the copy; otherwise `rhs` itself.
-fn pack_rhs<'a, T: KernelScalar>(
-    rhs: faer::MatRef<'a, T>,
-    m: usize,
-    packed: &'a mut Vec<T>,
-) -> faer::MatRef<'a, T> {
-    let (k, n) = (rhs.nrows(), rhs.ncols());
-    if rhs.row_stride() == 1
-        || rhs.col_stride() != 1
-        || m < PACK_RHS_MIN_ROWS
-        || k * n * std::mem::size_of::<T>() < PACK_RHS_BYTES
-    {
-        return rhs;
-    }
-    transpose_into(rhs.transpose(), packed);
-    faer::MatRef::from_column_major_slice(packed, k, n)
-}
-
-/// `out = bᵀ` as a contiguous column-major matrix, where `b` (`n × k`) has row stride 1.
-fn transpose_into<T: Scalar>(b: faer::MatRef<'_, T>, out: &mut Vec<T>) {
-    let (n, k) = (b.nrows(), b.ncols());
-    out.clear();
-    out.resize(k * n, T::zero());
-    transpose_copy(b, faer::MatMut::from_column_major_slice_mut(out, k, n));
-}
-
 /// `dst = srcᵀ` for `src` `n × k` and `dst` `k × n`, both with row stride 1; copied in tiles
 /// that stay in L1.
 ///
@@ -183,10 +132,10 @@ pub(crate) fn transpose_copy<T: Copy>(src: faer::MatRef<'_, T>, mut dst: faer::M
 /// BLAS semantics: when `beta = 0`, `C` is not read (a NaN or infinity in `C` does not reach
 /// the result); when `alpha = 0` or `k = 0`, `A` and `B` are not read and `C = beta·C`.
 ///
-/// The product runs in faer's matmul (`Accum::Replace` when `beta = 0`, otherwise `C` is
-/// scaled by `beta` first and faer adds to it), with `par` threads. A large transposed `B` is
-/// first copied to column-major order, which faer multiplies about twice as fast. With the
-/// `blas` feature it runs in the system's `?gemm` instead.
+/// `C` is scaled by `beta` first (unless `beta` is 0 or 1), then the product is added to it (or
+/// written, when `beta = 0`) by the crate's matmul with `par` threads: the `gemm` crate's
+/// kernels for large products, faer's for small ones, the system's `?gemm` with the `blas`
+/// feature.
 ///
 /// # Errors
 /// [`KernelError::ShapeMismatch`] if the shapes do not fit; `C` is not touched then.
@@ -224,20 +173,7 @@ pub fn gemm<T: KernelScalar>(
         return Ok(());
     }
     let accum = accumulate_into(&mut c, beta, all_rows);
-    let lhs = op_view(a.to_faer(), op_a);
-    // The system BLAS (with the `blas` feature) takes transposed operands as they are.
-    if T::system_matmul(
-        c.to_faer(),
-        accum,
-        lhs,
-        op_view(b.to_faer(), op_b),
-        alpha,
-        par,
-    ) {
-        return Ok(());
-    }
-    let mut packed = Vec::new();
-    let rhs = rhs_view(b, op_b, m, &mut packed);
+    let (lhs, rhs) = (op_view(a.to_faer(), op_a), op_view(b.to_faer(), op_b));
     matmul(c.into_faer(), accum, lhs, rhs, alpha, par);
     Ok(())
 }
@@ -245,38 +181,21 @@ pub fn gemm<T: KernelScalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Mat;
 
     #[test]
-    fn transpose_into_copies_every_tile_edge() {
+    fn transpose_copy_copies_every_tile_edge() {
         // 37 × 70 stored with ld 40: neither dimension a multiple of the tile.
         let data: Vec<f64> = (0..40 * 70).map(|x| x as f64).collect();
         let b = MatRef::from_slice(&data, 37, 70, 40).unwrap();
-        let mut out = vec![-1.0; 3];
-        transpose_into(b.to_faer(), &mut out);
-        assert_eq!(out.len(), 70 * 37);
+        let mut out = vec![-1.0; 70 * 37];
+        transpose_copy(
+            b.to_faer(),
+            faer::MatMut::from_column_major_slice_mut(&mut out, 70, 37),
+        );
         for j in 0..37 {
             for l in 0..70 {
                 assert_eq!(out[l + j * 70], b.get(j, l));
             }
         }
-    }
-
-    #[test]
-    fn rhs_is_packed_only_when_transposed_large_and_worth_it() {
-        let big = Mat::<f64>::zeros(400, 400); // 1.28 MB
-        let small = Mat::<f64>::zeros(100, 100);
-        let mut buf = Vec::new();
-        let (v, _) = rhs_view(big.as_ref(), Op::Trans, 64, &mut buf);
-        assert_eq!((v.row_stride(), v.col_stride()), (1, 400));
-        assert_eq!(buf.len(), 400 * 400);
-        let mut buf = Vec::new();
-        let (v, _) = rhs_view(big.as_ref(), Op::Trans, 8, &mut buf);
-        assert_eq!(v.row_stride(), 400, "few rows in op(A): not worth a copy");
-        let (v, _) = rhs_view(small.as_ref(), Op::ConjTrans, 64, &mut buf);
-        assert_eq!(v.row_stride(), 100, "fits in cache: not copied");
-        let (v, conj) = rhs_view(big.as_ref(), Op::NoTrans, 64, &mut buf);
-        assert_eq!((v.row_stride(), conj), (1, Conj::No));
-        assert!(buf.is_empty());
     }
 }

@@ -13,7 +13,7 @@
 //! sparse Cholesky to (luiswirth/formoniq#122). The recursion above gives the same flop saving
 //! on the path we already test as gemm.
 
-use crate::gemm::{accumulate_into, op_view, product_dims, rhs_view, scale_rows};
+use crate::gemm::{accumulate_into, op_view, product_dims, scale_rows};
 use crate::system::matmul;
 use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
 use faer::prelude::ReborrowMut;
@@ -78,8 +78,7 @@ pub fn gemmt<T: KernelScalar>(
     }
     let accum = accumulate_into(&mut c, beta, rows);
     let (lhs, conj_lhs) = op_view(a.to_faer(), op_a);
-    let mut packed = Vec::new();
-    let (rhs, conj_rhs) = rhs_view(b, op_b, n, &mut packed);
+    let (rhs, conj_rhs) = op_view(b.to_faer(), op_b);
     triangle_product(
         uplo,
         c.into_faer(),

@@ -2,13 +2,11 @@
 //! LAPACK-style row interchanges ([`LuPivots`]) and [`laswp`] to apply or undo them.
 //!
 //! The factorisation is LAPACK's recursive `getrf2`: factor the left half of the columns
-//! (recursively), apply its interchanges to the right half, `A12 ← L11⁻¹·A12` (faer's
-//! triangular solve), `A22 ← A22 − A21·A12` (faer's matmul), factor `A22` (recursively) and
-//! apply its interchanges to `A21`. Panels at most [`LEAF`] columns wide are factored column by
-//! column. All the flops outside the narrow leaves go through faer's matmul and triangular
-//! solve, as in faer's own LU, and the speed is the same (f64, one thread, this project's
-//! machine, n = 512 / 1024 / 2048: 29 / 30 / 32 GFLOP/s here, 28 / 27 / 33 for faer's
-//! `lu_in_place`).
+//! (recursively), apply its interchanges to the right half, `A12 ← L11⁻¹·A12` (the crate's
+//! triangular solve), `A22 ← A22 − A21·A12` (the crate's matmul), factor `A22` (recursively)
+//! and apply its interchanges to `A21`. Panels at most [`LEAF`] columns wide are factored column by
+//! column. All the flops outside the narrow leaves go through the crate's matmul and triangular
+//! solve. Measurements against OpenBLAS: the book's kernels page.
 //!
 //! Why not faer's `lu::partial_pivoting::factor::lu_in_place`: on an exactly singular matrix
 //! it divides by the zero pivot, which fills the rest of the factors with NaNs (checked by a
@@ -17,13 +15,13 @@
 //! in normal operation and needs that behaviour. The recursion here also produces the
 //! sequential interchanges (`ipiv`) directly, where faer returns a permutation.
 
+use crate::system::matmul;
+use crate::trsm::Solver;
 use crate::view::{faer_col as col, faer_col_mut as col_mut};
 use crate::{KernelError, KernelScalar, MatMut, Par};
-use faer::linalg::matmul::matmul;
-use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
 use faer::prelude::{Reborrow, ReborrowMut};
-use faer::Accum;
-use redblue_core::Scalar;
+use faer::{Accum, Conj};
+use redblue_core::{Diag, Scalar};
 
 /// Panels at most this many columns wide are factored column by column.
 const LEAF: usize = 16;
@@ -199,7 +197,7 @@ fn swap_in_column<T>(col: &mut [T], ipiv: &[usize], direction: Direction) {
 /// first such column (LAPACK's `info > 0`). Tall panels (`m ≫ n`), such as the stacked blocks
 /// of tournament pivoting, are factored the same way.
 ///
-/// Runs LAPACK's recursive algorithm on faer's matmul and triangular solve with `par`
+/// Runs LAPACK's recursive algorithm on the crate's matmul and faer's triangular solve with `par`
 /// threads (see the module documentation of `lu.rs`); with the `blas` feature, the system's
 /// LAPACK `?getrf`.
 ///
@@ -228,7 +226,7 @@ pub fn getrf<T: KernelScalar>(a: MatMut<'_, T>, par: Par) -> Result<LuInfo, Kern
     let mut a = a;
     let first_zero_pivot = match T::system_getrf(a.rb_mut(), &mut ipiv, par) {
         Some(first_zero_pivot) => first_zero_pivot,
-        None => factor(a.into_faer(), &mut ipiv, par.to_faer()),
+        None => factor(a.into_faer(), &mut ipiv, par),
     };
     let pivots = LuPivots::from_ipiv(ipiv, m)?;
     Ok(LuInfo {
@@ -254,7 +252,7 @@ fn abs1<T: Scalar>(x: T) -> T::Real {
 fn factor<T: KernelScalar>(
     mut a: faer::MatMut<'_, T>,
     ipiv: &mut [usize],
-    par: faer::Par,
+    par: Par,
 ) -> Option<usize> {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
@@ -277,10 +275,17 @@ fn factor<T: KernelScalar>(
     let (a11, a21) = (a11.rb(), a21.rb());
     let mut a12 = a12;
     // A12 ← L11⁻¹·A12.
-    solve_unit_lower_triangular_in_place(a11, a12.rb_mut(), par);
+    let solver = Solver {
+        lower: true,
+        diag: Diag::Unit,
+        conj: Conj::No,
+        par,
+    };
+    solver.solve(a11, a12.rb_mut());
     // A22 ← A22 − A21·A12.
     let mut a22 = a22;
-    matmul(a22.rb_mut(), Accum::Add, a21, a12.rb(), -T::one(), par);
+    let (a21, a12) = ((a21, Conj::No), (a12.rb(), Conj::No));
+    matmul(a22.rb_mut(), Accum::Add, a21, a12, -T::one(), par);
     // A22 = P2·L2·U22, then A21 ← P2·A21.
     let zero2 = factor(a22, ipiv2, par);
     let (_, a_bottom) = a.rb_mut().split_at_row_mut(n1);

@@ -13,6 +13,7 @@
 //! `openblas-system` feature, the system's `libopenblas` (which also holds LAPACK), whose
 //! thread count is then set per call from [`Par`].
 
+use crate::gemm::transpose_copy;
 use crate::{KernelScalar, MatMut, MatRef, Par};
 use faer::prelude::ReborrowMut;
 use faer::{Accum, Conj};
@@ -49,9 +50,20 @@ pub fn system_blas_active() -> bool {
     SYSTEM_BLAS && ENABLED.load(Ordering::Relaxed)
 }
 
-/// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so) in the
-/// system BLAS if it takes it, otherwise in faer's matmul with `par` threads. Every product of
-/// the kernels outside their narrow leaves goes through here.
+/// Products with at least this many multiply-adds (`m·n·k`) run in the `gemm` crate's
+/// kernels; smaller ones in faer's matmul, whose small-size kernels (nano-gemm) avoid the
+/// packing of the large-size path.
+const LARGE_PRODUCT: usize = 64 * 64 * 64;
+
+/// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so), with `par`
+/// threads: in the system BLAS if it takes it, otherwise in the `gemm` crate (large products)
+/// or faer's matmul (small ones). Every product of the kernels outside their narrow leaves
+/// goes through here.
+///
+/// Why the `gemm` crate for large products: it is the crate faer's matmul was built on, and
+/// with its AVX-512 kernels (feature `x86-v4`, chosen at run time) it measured 0.97–1.0× of
+/// OpenBLAS's dgemm on this project's machine, where faer 0.24's own x86 kernel
+/// (`private-gemm-x86`) measured 0.82× (book: the kernels page).
 pub(crate) fn matmul<T: KernelScalar>(
     mut dst: faer::MatMut<'_, T>,
     accum: Accum,
@@ -60,7 +72,11 @@ pub(crate) fn matmul<T: KernelScalar>(
     alpha: T,
     par: Par,
 ) {
-    if !T::system_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par) {
+    if T::system_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par) {
+        return;
+    }
+    let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.0.ncols());
+    if m.saturating_mul(n).saturating_mul(k) < LARGE_PRODUCT {
         faer::linalg::matmul::matmul_with_conj(
             dst,
             accum,
@@ -71,7 +87,69 @@ pub(crate) fn matmul<T: KernelScalar>(
             alpha,
             par.to_faer(),
         );
+        return;
     }
+    let parallelism = match par.degree() {
+        1 => ::gemm::Parallelism::None,
+        n => ::gemm::Parallelism::Rayon(n),
+    };
+    // The `gemm` crate's conjugating kernels ran at 0.6× of its plain ones (c64, 1024³, this
+    // project's machine); a conjugated copy costs one pass over the operand.
+    let (mut lhs_buf, mut rhs_buf) = (Vec::new(), Vec::new());
+    let lhs = without_conj(lhs, &mut lhs_buf);
+    let rhs = without_conj(rhs, &mut rhs_buf);
+    // SAFETY: the three views are live and of matching shapes (m × k, k × n, m × n), `dst` is
+    // borrowed mutably, and `T` is one of the four types the `gemm` crate dispatches on (it
+    // checks the type itself). With `read_dst = false` (`Accum::Replace`) `dst` is not read.
+    // The crate's naming is `dst = alpha·dst + beta·lhs·rhs`.
+    unsafe {
+        ::gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_ptr_mut(),
+            dst.col_stride(),
+            dst.row_stride(),
+            accum == Accum::Add,
+            lhs.as_ptr(),
+            lhs.col_stride(),
+            lhs.row_stride(),
+            rhs.as_ptr(),
+            rhs.col_stride(),
+            rhs.row_stride(),
+            T::one(),
+            alpha,
+            false,
+            false,
+            false,
+            parallelism,
+        )
+    };
+}
+
+/// `m` if it is not conjugated (or real); otherwise `conj(m)` copied into `buf` as a
+/// column-major matrix.
+fn without_conj<'a, T: KernelScalar>(
+    (m, conj): (faer::MatRef<'a, T>, Conj),
+    buf: &'a mut Vec<T>,
+) -> faer::MatRef<'a, T> {
+    if !T::IS_COMPLEX || conj == Conj::No {
+        return m;
+    }
+    let (r, c) = (m.nrows(), m.ncols());
+    buf.clear();
+    buf.resize(r * c, T::zero());
+    let mut dst = faer::MatMut::from_column_major_slice_mut(buf, r, c);
+    if m.col_stride() == 1 && m.row_stride() != 1 {
+        // A transposed view: copy by tiles.
+        transpose_copy(m.transpose(), dst.rb_mut());
+    } else {
+        dst.copy_from(m);
+    }
+    for x in buf.iter_mut() {
+        *x = x.conj();
+    }
+    faer::MatRef::from_column_major_slice(buf, r, c)
 }
 
 /// The per-scalar entry points of the system BLAS / LAPACK. Every method returns "not taken"

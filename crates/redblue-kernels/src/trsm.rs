@@ -1,18 +1,21 @@
 //! [`trsm`]: triangular solve with many right-hand sides, `op(A)·X = alpha·B` or
 //! `X·op(A) = alpha·B`.
 //!
-//! Every case becomes one call to faer's left-side solve `M·Y = Y₀` with `M` lower or upper
-//! triangular: `op(A)` and the right side are free views (a transpose swaps the triangle,
-//! `ConjTrans` is a conjugation flag inside faer's kernel), and `X·op(A) = B` is solved as
-//! `op(A)ᵀ·Xᵀ = Bᵀ` on the transposed view of `B`.
+//! Every case becomes one left-side solve `M·Y = Y₀` with `M` lower or upper triangular
+//! ([`Solver`]): `op(A)` and the right side are free views (a transpose swaps the triangle,
+//! `ConjTrans` is a conjugation flag), and `X·op(A) = B` is solved as `op(A)ᵀ·Xᵀ = Bᵀ` on the
+//! transposed view of `B`. The solve recurses on the crate's matmul down to diagonal blocks
+//! that faer's kernel solves.
 
 use crate::gemm::scale_rows;
+use crate::system::matmul;
 use crate::{KernelError, KernelScalar, MatMut, MatRef, Par};
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place_with_conj, solve_unit_lower_triangular_in_place_with_conj,
     solve_unit_upper_triangular_in_place_with_conj, solve_upper_triangular_in_place_with_conj,
 };
-use faer::Conj;
+use faer::prelude::{Reborrow, ReborrowMut};
+use faer::{Accum, Conj};
 use redblue_core::{Diag, Op, Side, Uplo};
 
 /// Checks the shapes of a triangular solve and returns `n`, the order of `A`: `A` is `n × n`,
@@ -56,8 +59,8 @@ pub(crate) fn trsm_dims(
 /// zero without reading `A` or `B`. A zero on a non-unit diagonal is not checked: it gives
 /// infinities or NaNs, as in BLAS.
 ///
-/// The solve runs in faer's recursive blocked kernel with `par` threads (with the `blas`
-/// feature, in the system's `?trsm`).
+/// The solve is recursive on the crate's matmul with `par` threads, with faer's kernel on the
+/// diagonal blocks (with the `blas` feature, the system's `?trsm`).
 ///
 /// # Errors
 /// [`KernelError::ShapeMismatch`] if `A` is not square or `B` does not fit; `B` is not
@@ -115,32 +118,73 @@ pub fn trsm<T: KernelScalar>(
         lower,
         diag,
         conj,
-        par: par.to_faer(),
+        par,
     };
     match side {
         Side::Left => solver.solve(m, b.into_faer()),
-        // On the row-major view Bᵀ. Solving on a column-major copy of Bᵀ instead was measured
-        // (f64, this project's machine, n = 64 … 1024): it only helped the combinations where
-        // M is not a transposed view of A, at n ≥ 1024 (20 → 25 GFLOP/s), and cost up to 3× on
-        // a narrow A; to be revisited with the benchmarks.
+        // On the row-major view Bᵀ: the `gemm` crate's kernels take row-major operands at
+        // about the speed of column-major ones.
         Side::Right => solver.solve(m, b.into_faer().transpose_mut()),
     }
     Ok(())
 }
 
-/// One of faer's four in-place left-side triangular solves, chosen by the triangle of `M`
-/// and the diagonal.
-struct Solver {
-    lower: bool,
-    diag: Diag,
-    conj: Conj,
-    par: faer::Par,
+/// Triangles at most this wide are solved by faer's kernel; wider ones are split in halves.
+const SOLVE_LEAF: usize = 128;
+
+/// An in-place left-side triangular solve `Y ← M⁻¹·Y`: `M` lower (`lower`) or upper
+/// triangular, with a unit diagonal or not, conjugated if `conj` says so. The kernels' LU and
+/// Cholesky use it too.
+pub(crate) struct Solver {
+    pub lower: bool,
+    pub diag: Diag,
+    pub conj: Conj,
+    pub par: Par,
 }
 
 impl Solver {
-    /// `Y ← M⁻¹·Y` with `M` conjugated if `conj` says so.
-    fn solve<T: KernelScalar>(&self, m: faer::MatRef<'_, T>, y: faer::MatMut<'_, T>) {
-        let (conj, par) = (self.conj, self.par);
+    /// `Y ← M⁻¹·Y`, recursively: for a lower `M`, `Y0 ← M00⁻¹·Y0`, `Y1 ← Y1 − M10·Y0`,
+    /// `Y1 ← M11⁻¹·Y1` (the mirror image for upper). So all flops outside the diagonal blocks of
+    /// at most [`SOLVE_LEAF`] go through the crate's matmul (the `gemm` crate's kernels for
+    /// large blocks), and only the leaves through faer's solve, whose block updates use faer's
+    /// slower x86 matmul (see `system::matmul`).
+    pub fn solve<T: KernelScalar>(&self, m: faer::MatRef<'_, T>, y: faer::MatMut<'_, T>) {
+        let n = m.nrows();
+        if n <= SOLVE_LEAF {
+            return self.leaf(m, y);
+        }
+        let h = (n / 2).next_multiple_of(16);
+        let (m00, m01, m10, m11) = m.split_at(h, h);
+        let (mut y0, mut y1) = y.split_at_row_mut(h);
+        let minus_one = -T::one();
+        if self.lower {
+            self.solve(m00, y0.rb_mut());
+            matmul(
+                y1.rb_mut(),
+                Accum::Add,
+                (m10, self.conj),
+                (y0.rb(), Conj::No),
+                minus_one,
+                self.par,
+            );
+            self.solve(m11, y1);
+        } else {
+            self.solve(m11, y1.rb_mut());
+            matmul(
+                y0.rb_mut(),
+                Accum::Add,
+                (m01, self.conj),
+                (y1.rb(), Conj::No),
+                minus_one,
+                self.par,
+            );
+            self.solve(m00, y0);
+        }
+    }
+
+    /// One of faer's four in-place solves, chosen by the triangle and the diagonal.
+    fn leaf<T: KernelScalar>(&self, m: faer::MatRef<'_, T>, y: faer::MatMut<'_, T>) {
+        let (conj, par) = (self.conj, self.par.to_faer());
         match (self.lower, self.diag) {
             (true, Diag::NonUnit) => solve_lower_triangular_in_place_with_conj(m, conj, y, par),
             (true, Diag::Unit) => solve_unit_lower_triangular_in_place_with_conj(m, conj, y, par),

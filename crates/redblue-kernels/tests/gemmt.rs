@@ -353,10 +353,10 @@ fn two_threads_on_a_triangle_large_enough_to_split() {
     );
 }
 
-fn packed_rhs<T: KernelScalar>() {
+fn large_products<T: KernelScalar>() {
     let (alpha, beta) = alpha_beta::<T>();
-    // op(B) of 520 × 512 elements is at least 1 MiB for every scalar: a transposed B is copied
-    // to column-major order once, before the recursion.
+    // The off-diagonal blocks of a 512 × 512 triangle are large products (the `gemm` crate's
+    // path, with a conjugated copy of a conjugated operand).
     for uplo in [Uplo::Lower, Uplo::Upper] {
         check_gemmt(
             uplo,
@@ -380,6 +380,6 @@ fn packed_rhs<T: KernelScalar>() {
 }
 
 #[test]
-fn large_transposed_b_is_packed_correctly() {
-    for_all_scalars!(packed_rhs);
+fn large_triangles_with_transposed_and_conjugated_operands() {
+    for_all_scalars!(large_products);
 }

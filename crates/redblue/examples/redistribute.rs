@@ -14,7 +14,7 @@ fn program<C: Communicator>(comm: &C, n: usize) -> Result<(CommStats, usize, f64
     let p = comm.size();
     // A square-ish grid for block-cyclic A.
     let pr = (1..=p)
-        .filter(|r| p % r == 0 && r * r <= p)
+        .filter(|r| p.is_multiple_of(*r) && r * r <= p)
         .max()
         .unwrap_or(1);
     let a_layout = BlockCyclic::new(n, n, 64, 64, pr, p / pr)?;
