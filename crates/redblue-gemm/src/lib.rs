@@ -1,0 +1,22 @@
+//! COSMA: communication-optimal distributed matrix multiplication `C = alpha·op(A)·op(B) +
+//! beta·C` for redblue, with the baselines it is compared with and its cost model.
+//!
+//! This first part is the planning layer, pure functions of the problem: the splitting
+//! [`Strategy`] (printable and parseable, `pm2,sk2,pn2`), what each rank computes under it
+//! ([`rank_domains`], [`grid_coords`]), the words each rank moves and the memory it needs
+//! ([`cosma_cost`]), the choice of a strategy ([`plan_strategy`]: grid fitting with idle
+//! ranks, sequential steps under a memory limit), the paper's formula ([`paper_cosma_words`]) and the lower bounds
+//! ([`sequential_lower_bound`], [`parallel_lower_bound`]).
+
+mod fit;
+mod model;
+mod plan;
+mod strategy;
+
+pub use fit::{check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions};
+pub use model::{
+    cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
+    CostSummary, RankCost,
+};
+pub use plan::{grid_coords, part, rank_domains, Domain, GemmShape};
+pub use strategy::{Dim, Step, StepKind, Strategy, StrategyError};
