@@ -98,7 +98,9 @@ fn divisors(x: usize) -> Vec<usize> {
 /// COSMA's FitRanks: the grid `[p_m, p_n, p_k]` with the least words received per rank (even
 /// division), over all factorisations of every `p′` from `p` down to `⌈(1 − δ)·p⌉`, with no
 /// dimension cut into more parts than it has elements. Ties go to more ranks. `p = 65` gives a
-/// `4 × 4 × 4` grid on 64 ranks rather than `5 × 13 × 1` on 65.
+/// `4 × 4 × 4` grid on 64 ranks rather than `5 × 13 × 1` on 65. (`p` is first lowered to
+/// `m·n·k` if larger; if small dimensions leave no grid in that range, the search goes on to
+/// fewer ranks.)
 ///
 /// Grids for which `feasible` is false are skipped; `None` if no grid is feasible.
 pub fn fit_grid(
@@ -107,14 +109,26 @@ pub fn fit_grid(
     max_idle_fraction: f64,
     feasible: impl Fn([usize; 3]) -> bool,
 ) -> Option<[usize; 3]> {
-    let lowest = ((p as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
     let cap = shape.dims().map(|x| x.max(1));
+    // More ranks than m·n·k would only idle.
+    let start = p.min(cap.iter().fold(1usize, |acc, &c| acc.saturating_mul(c)));
+    let lowest = ((start as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
     let mut best: Option<([usize; 3], f64)> = None;
-    for used in (lowest.min(p)..=p).rev() {
+    let mut rejected_by_feasible = false;
+    for used in (1..=start).rev() {
+        // Below the idle limit only while no grid was found because of the caps (a small
+        // dimension); fewer ranks would not help a grid that failed `feasible` (memory).
+        if used < lowest && (best.is_some() || rejected_by_feasible) {
+            break;
+        }
         for pm in divisors(used).into_iter().filter(|&d| d <= cap[0]) {
             for pn in divisors(used / pm).into_iter().filter(|&d| d <= cap[1]) {
                 let pk = used / pm / pn;
-                if pk > cap[2] || !feasible([pm, pn, pk]) {
+                if pk > cap[2] {
+                    continue;
+                }
+                if !feasible([pm, pn, pk]) {
+                    rejected_by_feasible = true;
                     continue;
                 }
                 let score = grid_score(shape, [pm, pn, pk]);

@@ -8,15 +8,20 @@
 //! ranks, sequential steps under a memory limit), the paper's formula ([`paper_cosma_words`]) and the lower bounds
 //! ([`sequential_lower_bound`], [`parallel_lower_bound`]).
 
+mod cosma;
+mod error;
+mod exchange;
 mod fit;
 mod model;
 mod plan;
 mod strategy;
 
+pub use cosma::{cosma, native_layouts};
+pub use error::GemmError;
 pub use fit::{check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions};
 pub use model::{
     cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
     CostSummary, RankCost,
 };
-pub use plan::{grid_coords, part, rank_domains, Domain, GemmShape};
+pub use plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 pub use strategy::{Dim, Step, StepKind, Strategy, StrategyError};

@@ -22,7 +22,7 @@
 //! (m/p_m)(n/p_n) − (mk + kn + mn)/p` per rank: the data a rank touches minus the data it
 //! starts with.
 
-use crate::plan::{grid_coords, part, rank_domains, Domain, GemmShape};
+use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::Strategy;
 
 /// What one rank moves and holds under a plan (words are matrix elements).
@@ -34,8 +34,9 @@ pub struct RankCost {
     pub words_received: u64,
     /// Non-empty messages sent.
     pub messages_sent: u64,
-    /// Elements held at the peak: its parts of `A`, `B`, `C` plus one multiplication's
-    /// `op(A)` and `op(B)` blocks and partial `C` block.
+    /// Elements held at the peak: its parts of `A`, `B`, `C`, plus one multiplication's
+    /// `op(A)` and `op(B)` blocks and the partial `C` blocks alive then (a block lives from
+    /// its first update to its reduction after the last).
     pub memory_words: u64,
 }
 
@@ -80,14 +81,25 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
     let mut own = 0u64;
     let mut peak = 0u64;
     let mut c_blocks: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
-    for d in &domains {
+    let ids = c_block_ids(strategy);
+    let last = last_updates(&ids);
+    // Partial C blocks alive (first update seen, last not yet done), by id.
+    let mut live: Vec<(usize, u64)> = Vec::new();
+    for (it, d) in domains.iter().enumerate() {
+        if !live.iter().any(|&(id, _)| id == ids[it]) {
+            live.push((ids[it], d.c_len() as u64));
+        }
+        let partials: u64 = live.iter().map(|&(_, len)| len).sum();
+        peak = peak.max((d.a_len() + d.b_len()) as u64 + partials);
+        if last[it] {
+            live.retain(|&(id, _)| id != ids[it]);
+        }
         let own_a = (d.rows.len() * own_inner(d, pn, cn)) as u64;
         let own_b = (own_inner(d, pm, cm) * d.cols.len()) as u64;
         cost.words_received += d.a_len() as u64 - own_a + d.b_len() as u64 - own_b;
         cost.words_sent += own_a * (pn as u64 - 1) + own_b * (pm as u64 - 1);
         cost.messages_sent +=
             u64::from(own_a > 0) * (pn as u64 - 1) + u64::from(own_b > 0) * (pm as u64 - 1);
-        peak = peak.max((d.a_len() + d.b_len() + d.c_len()) as u64);
         own += own_a + own_b;
         if !c_blocks.contains(&(d.rows.clone(), d.cols.clone())) {
             c_blocks.push((d.rows.clone(), d.cols.clone()));

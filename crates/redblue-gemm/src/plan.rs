@@ -130,6 +130,42 @@ pub fn rank_domains(strategy: &Strategy, shape: GemmShape, rank: usize) -> Vec<D
     out
 }
 
+/// For each sequential iteration (in execution order), which `C` block it updates, numbered by
+/// the choices of the sequential `m` and `n` steps: iterations that differ only in sequential
+/// `k` parts update the same block. The same for every rank, so ranks agree on when a block is
+/// complete without asking.
+pub fn c_block_ids(strategy: &Strategy) -> Vec<usize> {
+    let seq: Vec<&Step> = strategy
+        .steps()
+        .iter()
+        .filter(|s| s.kind == StepKind::Sequential)
+        .collect();
+    let iterations: usize = seq.iter().map(|s| s.divisor).product();
+    (0..iterations)
+        .map(|it| {
+            // Digits of `it`, outermost step most significant.
+            let mut rest = it;
+            let mut digits = vec![0; seq.len()];
+            for (d, s) in digits.iter_mut().zip(&seq).rev() {
+                *d = rest % s.divisor;
+                rest /= s.divisor;
+            }
+            seq.iter()
+                .zip(digits)
+                .filter(|(s, _)| s.dim != Dim::K)
+                .fold(0, |id, (s, d)| id * s.divisor + d)
+        })
+        .collect()
+}
+
+/// For each iteration, whether it is the last one to update its `C` block (see
+/// [`c_block_ids`]).
+pub fn last_updates(ids: &[usize]) -> Vec<bool> {
+    (0..ids.len())
+        .map(|it| !ids[it + 1..].contains(&ids[it]))
+        .collect()
+}
+
 fn walk(steps: &[Step], groups: &[usize], domain: Domain, out: &mut Vec<Domain>) {
     let Some((step, rest)) = steps.split_first() else {
         out.push(domain);
@@ -194,6 +230,30 @@ mod tests {
                 }
             }
             assert!(count.iter().all(|&c| c == 1), "{text}");
+        }
+    }
+
+    #[test]
+    fn c_blocks_follow_the_sequential_m_and_n_steps() {
+        let s: Strategy = "sk2,pm2,sm3".parse().unwrap();
+        assert_eq!(c_block_ids(&s), vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(
+            last_updates(&c_block_ids(&s)),
+            [false, false, false, true, true, true]
+        );
+        let s: Strategy = "sm2,sk3".parse().unwrap();
+        assert_eq!(c_block_ids(&s), vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(c_block_ids(&Strategy::default()), vec![0]);
+        // The ids match the blocks of the domains.
+        let shape = GemmShape::new(9, 8, 7);
+        let s: Strategy = "sn2,pk2,sk2,sm2".parse().unwrap();
+        let ids = c_block_ids(&s);
+        for r in 0..s.ranks() {
+            let doms = rank_domains(&s, shape, r);
+            for (a, b) in (0..doms.len()).flat_map(|a| (0..doms.len()).map(move |b| (a, b))) {
+                let same = doms[a].rows == doms[b].rows && doms[a].cols == doms[b].cols;
+                assert_eq!(same, ids[a] == ids[b]);
+            }
         }
     }
 
