@@ -2,7 +2,8 @@
 //!
 //! This facade re-exports the crate family: [`core`] (scalars and flags), [`comm`] (the
 //! `Communicator` trait and its backends), [`dist`] (layouts, distributed matrices and
-//! `transform`) and [`kernels`] (rank-local dense kernels). `use redblue::prelude::*` brings the everyday names into scope.
+//! `transform`), [`kernels`] (rank-local dense kernels) and [`gemm`] (COSMA matrix
+//! multiplication and its cost model). `use redblue::prelude::*` brings the everyday names into scope.
 //!
 //! # Examples
 //! A program written once against `Communicator` runs on threads-as-ranks, on one process, and
@@ -28,6 +29,7 @@
 pub use redblue_comm as comm;
 pub use redblue_core as core;
 pub use redblue_dist as dist;
+pub use redblue_gemm as gemm;
 pub use redblue_kernels as kernels;
 
 /// The everyday names: scalars, flags, communicators, layouts, matrices and `transform`.
