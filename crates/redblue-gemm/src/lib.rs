@@ -8,6 +8,7 @@
 //! ranks, sequential steps under a memory limit), the paper's formula ([`paper_cosma_words`]) and the lower bounds
 //! ([`sequential_lower_bound`], [`parallel_lower_bound`]).
 
+mod algorithm;
 mod cosma;
 mod error;
 mod exchange;
@@ -16,6 +17,7 @@ mod model;
 mod plan;
 mod strategy;
 
+pub use algorithm::{two_and_half_d_grid, Algorithm, SUMMA_PANEL};
 pub use cosma::{cosma, native_layouts};
 pub use error::GemmError;
 pub use fit::{check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions};

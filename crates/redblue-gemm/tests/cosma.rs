@@ -369,3 +369,33 @@ fn bad_input_is_the_same_error_on_every_rank() {
         );
     }
 }
+
+#[test]
+fn baselines_run_on_the_same_executor() {
+    use redblue_gemm::Algorithm;
+    let shape = GemmShape::new(30, 26, 600);
+    for p in [4, 8, 12] {
+        for algorithm in [Algorithm::Summa, Algorithm::TwoAndHalfD] {
+            let s = algorithm
+                .strategy(shape, p, &PlanOptions::default())
+                .unwrap();
+            let layouts = |p: usize| {
+                [
+                    layout(0, (30, 600), p),
+                    layout(1, (600, 26), p),
+                    layout(2, (30, 26), p),
+                ]
+            };
+            let what = format!("{algorithm}");
+            check::<f64>(
+                p,
+                shape,
+                (Op::NoTrans, Op::NoTrans),
+                layouts,
+                Some(s),
+                (1.0, 0.5),
+                &what,
+            );
+        }
+    }
+}
