@@ -48,7 +48,7 @@ impl Algorithm {
             Algorithm::Summa => {
                 let pr = (1..=p)
                     .rev()
-                    .find(|&d| p % d == 0 && d * d <= p)
+                    .find(|&d| p.is_multiple_of(d) && d * d <= p)
                     .unwrap_or(1);
                 let panels = shape.k.div_ceil(SUMMA_PANEL).max(1);
                 with_panels(shape, [pr, p / pr, 1], panels)
