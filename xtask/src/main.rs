@@ -166,8 +166,10 @@ fn test_mpi() -> Result<(), String> {
             "redblue-comm",
             "-p",
             "redblue-tests",
+            "-p",
+            "redblue-cli",
             "--features",
-            "redblue-tests/mpi",
+            "redblue-tests/mpi,redblue-cli/mpi",
             "--all-targets",
             "--",
             "-D",
@@ -217,6 +219,18 @@ fn test_mpi() -> Result<(), String> {
         ],
         &[],
     )?;
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "redblue-cli",
+            "--features",
+            "mpi",
+        ],
+        &[],
+    )?;
     let timeout = MPI_TIMEOUT_S.to_string();
     for p in MPI_RANKS {
         let np = p.to_string();
@@ -246,6 +260,34 @@ fn test_mpi() -> Result<(), String> {
         ],
         &MPI_ENV,
     )?;
+    // The miniapp under mpirun: COSMA with a check, on two and three ranks.
+    for np in ["2", "3"] {
+        run(
+            "timeout",
+            &[
+                &timeout,
+                "mpirun",
+                "-n",
+                np,
+                "target/release/redblue",
+                "gemm",
+                "--backend",
+                "mpi",
+                "--m",
+                "300",
+                "--n",
+                "200",
+                "--k",
+                "250",
+                "--type",
+                "c64",
+                "--op-a",
+                "T",
+                "--check",
+            ],
+            &MPI_ENV,
+        )?;
+    }
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
 }

@@ -191,10 +191,13 @@ fn splits(len: usize, ranges: impl Iterator<Item = Range<usize>>) -> Vec<usize> 
     s
 }
 
+/// An owned rectangle: rows, columns, owner.
+type Piece = (Range<usize>, Range<usize>, usize);
+
 /// A [`GridLayout`] over `nranks` ranks from owned rectangles that tile a `rows × cols` matrix.
 fn layout_from_pieces(
     (rows, cols): (usize, usize),
-    pieces: &[(Range<usize>, Range<usize>, usize)],
+    pieces: &[Piece],
     nranks: usize,
 ) -> Result<GridLayout, DistError> {
     let rs = splits(rows, pieces.iter().map(|p| p.0.clone()));
@@ -217,8 +220,9 @@ fn layout_from_pieces(
     GridLayout::new(rs, cs, owners, nranks)
 }
 
-/// COSMA's native layouts of `op(A)` (`m × k`), `op(B)` (`k × n`) and `C` (`m × n`) for
-/// `strategy` on `nranks ≥ strategy.ranks()` ranks: every `op(A)` block of a domain is cut
+/// COSMA's native layouts of `A`, `B` and `C` as stored (`A` is `m × k`, or `k × m` when
+/// `op_a` transposes; likewise `B`) for `strategy` on `nranks ≥ strategy.ranks()` ranks; in
+/// `op(A)`'s coordinates: every `op(A)` block of a domain is cut
 /// along `k` into `p_n` parts, one per rank that reads it (by its `n` coordinate); every
 /// `op(B)` block along `k` into `p_m` parts (by `m` coordinate); every `C` block along `n` into
 /// `p_k` parts (by `k` coordinate). In these layouts [`cosma`] moves exactly what
@@ -229,6 +233,7 @@ fn layout_from_pieces(
 pub fn native_layouts(
     strategy: &Strategy,
     shape: GemmShape,
+    (op_a, op_b): (Op, Op),
     nranks: usize,
 ) -> Result<[GridLayout; 3], DistError> {
     if nranks < strategy.ranks() {
@@ -247,10 +252,18 @@ pub fn native_layouts(
             pc.push((d.rows.clone(), part(d.cols.clone(), pk, ck), r));
         }
     }
+    // A transposed operand is stored transposed: swap its pieces.
+    let stored = |op: Op, pieces: Vec<Piece>| -> Vec<Piece> {
+        if op == Op::NoTrans {
+            pieces
+        } else {
+            pieces.into_iter().map(|(r, c, o)| (c, r, o)).collect()
+        }
+    };
     let (m, n, k) = (shape.m, shape.n, shape.k);
     Ok([
-        layout_from_pieces((m, k), &pa, nranks)?,
-        layout_from_pieces((k, n), &pb, nranks)?,
+        layout_from_pieces(op_a.apply_shape((m, k)), &stored(op_a, pa), nranks)?,
+        layout_from_pieces(op_b.apply_shape((k, n)), &stored(op_b, pb), nranks)?,
         layout_from_pieces((m, n), &pc, nranks)?,
     ])
 }

@@ -253,7 +253,7 @@ fn user_and_memory_limited_strategies() {
 fn measured_equals_model(p: usize, shape: GemmShape) {
     let s = plan_strategy(shape, p, &PlanOptions::default()).unwrap();
     let stats = run_ranks(p, |comm| {
-        let [la, lb, lc] = native_layouts(&s, shape, p).unwrap();
+        let [la, lb, lc] = native_layouts(&s, shape, (Op::NoTrans, Op::NoTrans), p).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<f64>(i, j, 1)).unwrap();
         let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| value::<f64>(i, j, 2)).unwrap();
         let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
