@@ -1,5 +1,5 @@
 //! Project chores in one place: `cargo xtask ci` runs every check CI runs; `cargo xtask test-mpi`
-//! runs the MPI check suites under `mpirun`.
+//! runs the MPI check suites under `mpirun`; `cargo xtask plot` regenerates the book's plots.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ tasks:
   ci          fmt check, clippy -D warnings, tests, docs with -D warnings, book build
   test-mpi    build with the `mpi` feature and run the MPI suites under mpirun at 1, 2, 3, 4 ranks
   book        build the book (book/book)
+  plot        regenerate the book's plots from the cost models (book/src/img/*.svg)
 ";
 
 /// Rank counts the MPI suites run at.
@@ -29,6 +30,7 @@ fn main() {
         "ci" => ci(),
         "test-mpi" => test_mpi(),
         "book" => book(),
+        "plot" => plot(),
         _ => {
             eprint!("{USAGE}");
             exit(2);
@@ -130,6 +132,39 @@ fn system_blas() -> Result<(), String> {
     .concat();
     run("cargo", &clippy, &[])?;
     run("cargo", &[&["test"][..], &feature].concat(), &[])
+}
+
+/// The SVG plots of the book, generated from the cost models by the crates' `*_plot`
+/// examples (pure: no run, no randomness, so the committed files are reproducible).
+const PLOTS: [(&str, &str, &str); 1] =
+    [("redblue-gemm", "words_plot", "book/src/img/gemm-words.svg")];
+
+fn plot() -> Result<(), String> {
+    for (package, example, target) in PLOTS {
+        println!("\n$ cargo run --release -p {package} --example {example} > {target}");
+        let out = Command::new("cargo")
+            .args([
+                "run",
+                "--release",
+                "-q",
+                "-p",
+                package,
+                "--example",
+                example,
+            ])
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{example} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        std::fs::create_dir_all(Path::new(target).parent().expect("a directory"))
+            .map_err(|e| format!("{target}: {e}"))?;
+        std::fs::write(target, &out.stdout).map_err(|e| format!("{target}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn book() -> Result<(), String> {
