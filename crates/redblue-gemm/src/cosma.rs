@@ -12,7 +12,7 @@
 //! first (a transform moves each element to its native owner, which then sends it on). The
 //! words this costs beyond the native model are counted like all others.
 
-use crate::exchange::{gather_blocks, reduce_blocks, Rect};
+use crate::exchange::{gather_blocks, reduce_blocks, Gathered, Rect};
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::{GemmError, Strategy};
 use redblue_comm::Communicator;
@@ -126,6 +126,11 @@ where
     let empty = || (0..0, 0..0);
     let at = |r: usize, it: usize| domains[r].get(it);
     let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
+    let c_rects = |it: usize| -> Vec<Rect> {
+        (0..p)
+            .map(|r| at(r, it).map_or_else(empty, |d| (d.rows.clone(), d.cols.clone())))
+            .collect()
+    };
     // Partial C blocks alive on this rank, by block id.
     let mut partials: Vec<(usize, Vec<T>)> = Vec::new();
     for it in 0..ids.len() {
@@ -135,48 +140,96 @@ where
         let b_needs: Vec<Rect> = (0..p)
             .map(|r| at(r, it).map_or_else(empty, |d| (d.inner.clone(), d.cols.clone())))
             .collect();
-        gather_blocks(comm, a.layout(), a.local(), op_a, &a_needs, &mut a_buf)?;
-        gather_blocks(comm, b.layout(), b.local(), op_b, &b_needs, &mut b_buf)?;
+        let ga = gather_blocks(comm, a.layout(), a.local(), op_a, &a_needs, &mut a_buf)?;
+        let gb = gather_blocks(comm, b.layout(), b.local(), op_b, &b_needs, &mut b_buf)?;
+        let rects = c_rects(it);
+        let first = !ids[..it].contains(&ids[it]);
         if let Some(d) = at(me, it) {
             let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
-            let slot = match partials.iter().position(|(id, _)| *id == ids[it]) {
-                Some(s) => s,
-                None => {
+            let lhs = gathered_view(ga, a.local(), &a_buf, rows, inner)?;
+            let rhs = gathered_view(gb, b.local(), &b_buf, inner, cols)?;
+            if let Some((offset, ld)) = c_in_place(c.layout(), &rects, me) {
+                // Nobody else adds to this block and it lies in one of my blocks of C: update
+                // C where it is, alpha and beta included (k = 0 still scales by beta).
+                let beta = if first { beta } else { T::one() };
+                let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
+                local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+            } else {
+                if first {
                     partials.push((ids[it], vec![T::zero(); rows * cols]));
-                    partials.len() - 1
                 }
-            };
-            let out = &mut partials[slot].1;
-            if rows > 0 && cols > 0 && inner > 0 {
-                let lhs = MatRef::from_slice(&a_buf, rows, inner, rows.max(1))?;
-                let rhs = MatRef::from_slice(&b_buf, inner, cols, inner.max(1))?;
-                let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
-                local_gemm(
-                    T::one(),
-                    lhs,
-                    Op::NoTrans,
-                    rhs,
-                    Op::NoTrans,
-                    T::one(),
-                    dst,
-                    par,
-                )?;
+                let slot = partials
+                    .iter()
+                    .position(|(id, _)| *id == ids[it])
+                    .expect("a partial block is made at its first update");
+                let out = &mut partials[slot].1;
+                if rows > 0 && cols > 0 && inner > 0 {
+                    let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
+                    let beta = if first { T::zero() } else { T::one() };
+                    local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                }
             }
         }
         if last[it] {
-            let rects: Vec<Rect> = (0..p)
-                .map(|r| at(r, it).map_or_else(empty, |d| (d.rows.clone(), d.cols.clone())))
+            // Blocks updated in place take no part in the reduction (every rank knows which).
+            let layout = c.layout().clone();
+            let reduced: Vec<Rect> = (0..p)
+                .map(|r| match c_in_place(&layout, &rects, r) {
+                    Some(_) => empty(),
+                    None => rects[r].clone(),
+                })
                 .collect();
             let mine = partials
                 .iter()
                 .position(|(id, _)| *id == ids[it])
                 .map(|s| partials.swap_remove(s).1)
                 .unwrap_or_default();
-            let layout = c.layout().clone();
-            reduce_blocks(comm, &layout, c.local_mut(), &rects, &mine, alpha, beta)?;
+            reduce_blocks(comm, &layout, c.local_mut(), &reduced, &mine, alpha, beta)?;
         }
     }
     Ok(())
+}
+
+/// Where rank `r` can update its `C` rectangle in place: `(offset, ld)` in its own buffer of
+/// `C` if the rectangle is non-empty, no other rank has the same rectangle (no partial sums to
+/// add) and it lies inside one of `r`'s blocks of `layout`. A pure function of global facts,
+/// so every rank gets the same answer for every `r`.
+fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Option<(usize, usize)> {
+    let (rows, cols) = &rects[r];
+    if rows.is_empty() || cols.is_empty() || r >= layout.nranks() {
+        return None;
+    }
+    if rects
+        .iter()
+        .enumerate()
+        .any(|(o, rect)| o != r && rect == &rects[r])
+    {
+        return None;
+    }
+    layout
+        .blocks(r)
+        .into_iter()
+        .find(|b| {
+            b.rows.start <= rows.start
+                && rows.end <= b.rows.end
+                && b.cols.start <= cols.start
+                && cols.end <= b.cols.end
+        })
+        .map(|b| (b.local_index(rows.start, cols.start), b.ld))
+}
+
+/// The `r × c` block a gather produced: in this rank's own buffer `local`, or in `buf`.
+fn gathered_view<'a, T>(
+    g: Gathered,
+    local: &'a [T],
+    buf: &'a [T],
+    r: usize,
+    c: usize,
+) -> Result<MatRef<'a, T>, redblue_kernels::KernelError> {
+    match g {
+        Gathered::InPlace { offset, ld } => MatRef::from_slice(&local[offset..], r, c, ld),
+        Gathered::Buffer => MatRef::from_slice(buf, r, c, r.max(1)),
+    }
 }
 
 /// Boundaries of non-empty ranges, sorted and deduplicated: splits for a [`GridLayout`].

@@ -55,8 +55,24 @@ fn pieces(op: Op, need: &Rect, blocks: &[LocalBlock]) -> Vec<(usize, Rect)> {
     out
 }
 
+/// Where a gathered rectangle is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gathered {
+    /// In the output buffer, column-major with leading dimension its row count.
+    Buffer,
+    /// In this rank's own buffer of `X`, from `offset` with leading dimension `ld` (the need
+    /// lies inside one of its blocks and is not transposed): nothing was copied.
+    InPlace {
+        /// Position of the rectangle's first element.
+        offset: usize,
+        /// Leading dimension.
+        ld: usize,
+    },
+}
+
 /// Gathers on every rank the rectangle `needs[rank]` of `op(X)` into `out`, column-major with
-/// leading dimension its row count (`out` is resized). `x` is this rank's buffer of `X` laid
+/// leading dimension its row count (`out` is resized), unless it lies untransposed inside one
+/// of the rank's own blocks ([`Gathered::InPlace`]). `x` is this rank's buffer of `X` laid
 /// out by `layout`; `needs` has one entry per rank of `comm` (empty rectangles for ranks that
 /// need nothing).
 ///
@@ -70,29 +86,54 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
     op: Op,
     needs: &[Rect],
     out: &mut Vec<T>,
-) -> Result<(), CommError> {
+) -> Result<Gathered, CommError> {
     let (me, p) = (comm.rank(), comm.size());
     let mine = layout.blocks(me);
+    let (rows, cols) = needs[me].clone();
+    // My whole need inside one of my blocks, untransposed: the caller reads it in place.
+    let in_place = (op == Op::NoTrans && !rows.is_empty() && !cols.is_empty())
+        .then(|| {
+            mine.iter().find(|b| {
+                b.rows.start <= rows.start
+                    && rows.end <= b.rows.end
+                    && b.cols.start <= cols.start
+                    && cols.end <= b.cols.end
+            })
+        })
+        .flatten()
+        .map(|b| Gathered::InPlace {
+            offset: b.local_index(rows.start, cols.start),
+            ld: b.ld,
+        });
     // What I send: for each rank, my pieces of its need, packed in the need's column-major
-    // order piece by piece.
+    // order piece by piece (nothing to myself when I read in place).
     let mut send = Vec::new();
     let mut send_counts = vec![0; p];
     for (r, need) in needs.iter().enumerate() {
+        if r == me && in_place.is_some() {
+            continue;
+        }
         let before = send.len();
-        for (b, (rows, cols)) in pieces(op, need, &mine) {
-            for j in cols.clone() {
-                for i in rows.clone() {
-                    send.push(read_op(op, &mine[b], x, i, j));
+        for (b, (pr, pc)) in pieces(op, need, &mine) {
+            let block = &mine[b];
+            for j in pc.clone() {
+                if op == Op::NoTrans {
+                    let start = block.local_index(pr.start, j);
+                    send.extend_from_slice(&x[start..start + pr.len()]);
+                } else {
+                    send.extend(pr.clone().map(|i| read_op(op, block, x, i, j)));
                 }
             }
         }
         send_counts[r] = send.len() - before;
     }
     // What I receive: from each owner, its pieces of my need, in the same order.
-    let (rows, cols) = needs[me].clone();
     let mut from: Vec<Vec<Rect>> = vec![Vec::new(); p];
     if !rows.is_empty() && !cols.is_empty() {
         for owner in 0..layout.nranks() {
+            if owner == me && in_place.is_some() {
+                continue;
+            }
             let blocks = layout.blocks(owner);
             from[owner] = pieces(op, &needs[me], &blocks)
                 .into_iter()
@@ -106,6 +147,9 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
         .collect();
     let mut recv = vec![T::zero(); recv_counts.iter().sum()];
     comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
+    if let Some(place) = in_place {
+        return Ok(place);
+    }
     let ld = rows.len();
     out.clear();
     out.resize(rows.len() * cols.len(), T::zero());
@@ -117,7 +161,7 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
             at += pr.len();
         }
     }
-    Ok(())
+    Ok(Gathered::Buffer)
 }
 
 /// Sums every rank's partial rectangle into `C`: `c = beta·c + alpha·Σ_r partial_r` on the
@@ -168,30 +212,40 @@ pub(crate) fn reduce_blocks<T: Scalar, C: Communicator>(
         .collect();
     let mut recv = vec![T::zero(); recv_counts.iter().sum()];
     comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
-    // Sum into a scratch copy of my covered elements first, so that beta = 0 never reads C
-    // and the order of the sum is the same on every backend (by source rank).
-    let mut sums: Vec<Option<T>> = vec![None; c.len()];
-    let mut at = 0;
-    for pieces in &from {
-        for (b, (pr, pc)) in pieces {
-            let block = &mine[*b];
-            for j in pc.clone() {
-                for i in pr.clone() {
-                    let pos = block.local_index(i, j);
-                    let v = recv[at];
-                    at += 1;
-                    sums[pos] = Some(sums[pos].map_or(v, |s| s + v));
+    // First C = beta·C on the elements the rectangles cover (zero without reading when
+    // beta = 0); rectangles of different ranks are identical (the p_k partial sums of one
+    // block) or disjoint, so each distinct one is scaled once. Then add alpha·v for every
+    // received value, in source-rank order on every backend.
+    let mut distinct: Vec<&Rect> = Vec::new();
+    for rect in blocks {
+        if !distinct.contains(&rect) {
+            distinct.push(rect);
+        }
+    }
+    for rect in distinct {
+        for (b, (pr, pc)) in pieces(Op::NoTrans, rect, &mine) {
+            for j in pc {
+                let start = mine[b].local_index(pr.start, j);
+                let col = &mut c[start..start + pr.len()];
+                if beta == T::zero() {
+                    col.fill(T::zero());
+                } else if beta != T::one() {
+                    col.iter_mut().for_each(|y| *y = beta * *y);
                 }
             }
         }
     }
-    for (y, s) in c.iter_mut().zip(sums) {
-        if let Some(s) = s {
-            *y = if beta == T::zero() {
-                alpha * s
-            } else {
-                beta * *y + alpha * s
-            };
+    let mut at = 0;
+    for pieces in &from {
+        for (b, (pr, pc)) in pieces {
+            for j in pc.clone() {
+                let start = mine[*b].local_index(pr.start, j);
+                let col = &mut c[start..start + pr.len()];
+                for (y, &v) in col.iter_mut().zip(&recv[at..at + pr.len()]) {
+                    *y += alpha * v;
+                }
+                at += pr.len();
+            }
         }
     }
     Ok(())
