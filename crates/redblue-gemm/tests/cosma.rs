@@ -271,7 +271,19 @@ fn measured_equals_model(p: usize, shape: GemmShape) {
             Par::Seq,
         )
         .unwrap();
-        comm.stats()
+        let stats = comm.stats();
+        // The values too: native layouts take the in-place paths (A, B read where they are, C
+        // written where it is when no other rank adds to it).
+        c.for_each_local(|i, j, x| {
+            let expected: f64 = (0..shape.k)
+                .map(|l| value::<f64>(i, l, 1) * value::<f64>(l, j, 2))
+                .sum();
+            assert!(
+                (x - expected).abs() <= 1e-12 * shape.k as f64,
+                "P={p} {s}: C[{i},{j}]"
+            );
+        });
+        stats
     });
     for (r, st) in stats.iter().enumerate() {
         let model = if r < s.ranks() {
