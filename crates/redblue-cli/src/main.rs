@@ -18,8 +18,8 @@ use redblue::comm::{run_ranks, Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, Op, RealScalar, Scalar};
 use redblue::dist::{AnyLayout, BlockCyclic, OwnedDistMatrix};
 use redblue::gemm::{
-    check_strategy, cosma, cosma_rank_cost, native_layouts, parallel_lower_bound, Algorithm,
-    GemmError, GemmShape, PlanOptions, Strategy,
+    check_strategy, multiply, parallel_lower_bound, Algorithm, GemmError, GemmShape, PlanOptions,
+    Schedule, Strategy,
 };
 use redblue::kernels::{KernelScalar, Par};
 use serde_json::json;
@@ -99,7 +99,7 @@ struct GemmArgs {
     /// Element type.
     #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
     ty: ScalarType,
-    /// cosma, summa or 2.5d.
+    /// cosma, summa, 2.5d or cannon.
     #[arg(long, default_value = "cosma")]
     algorithm: Algorithm,
     /// Your own strategy, e.g. pm2,sk2,pn2 (overrides --algorithm's).
@@ -164,14 +164,14 @@ impl GemmArgs {
         }
     }
 
-    /// The strategy on `p` ranks: the user's (checked) or the algorithm's.
-    fn strategy(&self, p: usize) -> Result<Strategy, GemmError> {
+    /// What runs on `p` ranks: the user's strategy (checked) or the algorithm's schedule.
+    fn schedule(&self, p: usize) -> Result<Schedule, GemmError> {
         match &self.strategy {
             Some(s) => {
                 check_strategy(s, self.shape(), p, &self.options())?;
-                Ok(s.clone())
+                Ok(Schedule::Strategy(s.clone()))
             }
-            None => Ok(self.algorithm.strategy(self.shape(), p, &self.options())?),
+            None => Ok(self.algorithm.schedule(self.shape(), p, &self.options())?),
         }
     }
 
@@ -195,7 +195,7 @@ impl GemmArgs {
 
 /// What `plan` prints and `gemm` reports besides measurements.
 struct Planned {
-    strategy: Strategy,
+    strategy: Schedule,
     model_words: u64,
     model_received_max: u64,
     lower_bound_words: f64,
@@ -203,11 +203,11 @@ struct Planned {
 }
 
 fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
-    let strategy = args.strategy(p)?;
+    let strategy = args.schedule(p)?;
     let shape = args.shape();
     let (mut sent, mut received, mut memory) = (0, 0, 0);
     for r in 0..strategy.ranks() {
-        let c = cosma_rank_cost(&strategy, shape, r);
+        let c = strategy.rank_cost(shape, p, r);
         sent = sent.max(c.words_sent);
         received = received.max(c.words_received);
         memory = memory.max(c.memory_words);
@@ -241,13 +241,13 @@ struct RankReport {
     residual: Option<f64>,
 }
 
-fn layouts(args: &GemmArgs, strategy: &Strategy, p: usize) -> Result<[AnyLayout; 3], GemmError> {
+fn layouts(args: &GemmArgs, strategy: &Schedule, p: usize) -> Result<[AnyLayout; 3], GemmError> {
     let (m, n, k) = (args.m, args.n, args.k);
     let a_shape = args.op_a.apply_shape((m, k));
     let b_shape = args.op_b.apply_shape((k, n));
     Ok(match args.layout {
         LayoutKind::Native => {
-            let [a, b, c] = native_layouts(strategy, args.shape(), (args.op_a, args.op_b), p)?;
+            let [a, b, c] = strategy.native_layouts(args.shape(), (args.op_a, args.op_b), p)?;
             [a.into(), b.into(), c.into()]
         }
         LayoutKind::BlockCyclic => {
@@ -265,7 +265,7 @@ fn layouts(args: &GemmArgs, strategy: &Strategy, p: usize) -> Result<[AnyLayout;
 fn run_rank<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &GemmArgs,
-    strategy: &Strategy,
+    strategy: &Schedule,
 ) -> Result<RankReport, GemmError> {
     let p = comm.size();
     let [la, lb, lc] = layouts(args, strategy, p)?;
@@ -289,7 +289,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
         comm.barrier()?;
         comm.reset_stats();
         let start = Instant::now();
-        cosma(
+        multiply(
             comm, alpha, &a, args.op_a, &b, args.op_b, beta, &mut c, strategy, par,
         )?;
         // The multiplication's own traffic only (not the timing reduction below).
@@ -497,7 +497,7 @@ fn print_run(
 fn run_typed<C: Communicator>(
     comm: &C,
     args: &GemmArgs,
-    strategy: &Strategy,
+    strategy: &Schedule,
 ) -> Result<(RankReport, Vec<(u64, u64)>), GemmError> {
     let report = match args.ty {
         ScalarType::F32 => run_rank::<f32, C>(comm, args, strategy)?,

@@ -153,7 +153,7 @@ fn bad_requests_exit_with_status_two_and_say_why() {
             "needs at least",
         ),
         (vec!["plan", "gemm", "--strategy", "pm2,xk2"], "xk2"),
-        (vec!["gemm", "--algorithm", "cannon"], "cosma"),
+        (vec!["gemm", "--algorithm", "fox"], "cannon"),
     ] {
         let out = redblue(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,8 +1,8 @@
 //! Writes an SVG plot (to stdout) of the words each rank receives, by the cost model, against
-//! the number of ranks, for COSMA, SUMMA and 2.5D on `m = n = k = 16384` with unlimited memory,
+//! the number of ranks, for COSMA, SUMMA, 2.5D and Cannon on `m = n = k = 16384` with unlimited memory,
 //! and the lower bound. `cargo xtask plot` writes it to `book/src/img/gemm-words.svg`.
 
-use redblue_gemm::{cosma_cost, parallel_lower_bound, Algorithm, GemmShape, PlanOptions};
+use redblue_gemm::{parallel_lower_bound, Algorithm, GemmShape, PlanOptions};
 use std::fmt::Write;
 
 const WIDTH: f64 = 720.0;
@@ -33,15 +33,16 @@ fn main() {
         (Algorithm::Cosma, "#c0392b"),
         (Algorithm::Summa, "#2471a3"),
         (Algorithm::TwoAndHalfD, "#27ae60"),
+        (Algorithm::Cannon, "#8e44ad"),
     ] {
         let points = ranks
             .iter()
             .filter(|&&p| p > 1)
             .map(|&p| {
                 let s = algorithm
-                    .strategy(shape, p, &options)
+                    .schedule(shape, p, &options)
                     .expect("unlimited memory plans");
-                (p as f64, cosma_cost(&s, shape).words_received_max as f64)
+                (p as f64, s.cost(shape, p).words_received_max as f64)
             })
             // A log plot: a schedule that leaves all work on one rank moves nothing.
             .filter(|&(_, words)| words > 0.0)

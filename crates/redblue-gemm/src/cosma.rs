@@ -49,7 +49,7 @@ pub(crate) fn check_shapes(
 }
 
 /// `x = beta·x` without reading `x` when `beta = 0`.
-fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
+pub(crate) fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
     if beta == T::zero() {
         x.fill(T::zero());
     } else if beta != T::one() {
@@ -194,7 +194,7 @@ where
 /// `C` if the rectangle is non-empty, no other rank has the same rectangle (no partial sums to
 /// add) and it lies inside one of `r`'s blocks of `layout`. A pure function of global facts,
 /// so every rank gets the same answer for every `r`.
-fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Option<(usize, usize)> {
+pub(crate) fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Option<(usize, usize)> {
     let (rows, cols) = &rects[r];
     if rows.is_empty() || cols.is_empty() || r >= layout.nranks() {
         return None;
@@ -219,7 +219,7 @@ fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Option<(usize, 
 }
 
 /// The `r × c` block a gather produced: in this rank's own buffer `local`, or in `buf`.
-fn gathered_view<'a, T>(
+pub(crate) fn gathered_view<'a, T>(
     g: Gathered,
     local: &'a [T],
     buf: &'a [T],
@@ -245,10 +245,10 @@ fn splits(len: usize, ranges: impl Iterator<Item = Range<usize>>) -> Vec<usize> 
 }
 
 /// An owned rectangle: rows, columns, owner.
-type Piece = (Range<usize>, Range<usize>, usize);
+pub(crate) type Piece = (Range<usize>, Range<usize>, usize);
 
 /// A [`GridLayout`] over `nranks` ranks from owned rectangles that tile a `rows × cols` matrix.
-fn layout_from_pieces(
+pub(crate) fn layout_from_pieces(
     (rows, cols): (usize, usize),
     pieces: &[Piece],
     nranks: usize,

@@ -9,6 +9,7 @@
 //! ([`sequential_lower_bound`], [`parallel_lower_bound`]).
 
 mod algorithm;
+mod cannon;
 mod cosma;
 mod error;
 mod exchange;
@@ -17,7 +18,8 @@ mod model;
 mod plan;
 mod strategy;
 
-pub use algorithm::{two_and_half_d_grid, Algorithm, SUMMA_PANEL};
+pub use algorithm::{multiply, two_and_half_d_grid, Algorithm, Schedule, SUMMA_PANEL};
+pub use cannon::{cannon, cannon_grid, cannon_layouts, cannon_rank_cost};
 pub use cosma::{cosma, native_layouts};
 pub use error::GemmError;
 pub use fit::{check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions};

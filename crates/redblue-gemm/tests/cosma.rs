@@ -6,8 +6,8 @@ use redblue_comm::{run_ranks, Communicator};
 use redblue_core::{c32, c64, Op, RealScalar, Scalar};
 use redblue_dist::{AnyLayout, BlockCyclic, GridLayout, OwnedDistMatrix};
 use redblue_gemm::{
-    cosma, cosma_rank_cost, native_layouts, plan_strategy, GemmError, GemmShape, PlanOptions,
-    Strategy,
+    cosma, cosma_rank_cost, multiply, native_layouts, plan_strategy, GemmError, GemmShape,
+    PlanOptions, Strategy,
 };
 use redblue_kernels::{reference, KernelScalar, Mat, Par};
 
@@ -383,31 +383,144 @@ fn bad_input_is_the_same_error_on_every_rank() {
 }
 
 #[test]
-fn baselines_run_on_the_same_executor() {
+fn baselines_give_the_same_results() {
     use redblue_gemm::Algorithm;
     let shape = GemmShape::new(30, 26, 600);
-    for p in [4, 8, 12] {
-        for algorithm in [Algorithm::Summa, Algorithm::TwoAndHalfD] {
-            let s = algorithm
-                .strategy(shape, p, &PlanOptions::default())
+    for p in [1, 4, 5, 8, 12] {
+        for algorithm in [Algorithm::Summa, Algorithm::TwoAndHalfD, Algorithm::Cannon] {
+            let schedule = algorithm
+                .schedule(shape, p, &PlanOptions::default())
                 .unwrap();
-            let layouts = |p: usize| {
-                [
-                    layout(0, (30, 600), p),
-                    layout(1, (600, 26), p),
-                    layout(2, (30, 26), p),
-                ]
-            };
-            let what = format!("{algorithm}");
-            check::<f64>(
-                p,
-                shape,
-                (Op::NoTrans, Op::NoTrans),
-                layouts,
-                Some(s),
-                (1.0, 0.5),
-                &what,
+            for (case, ops) in [
+                (0, (Op::NoTrans, Op::NoTrans)),
+                (1, (Op::ConjTrans, Op::Trans)),
+            ] {
+                let layouts = |p: usize| {
+                    [
+                        layout(case, as_stored(ops.0, (30, 600)), p),
+                        layout(case + 1, as_stored(ops.1, (600, 26)), p),
+                        layout(case + 2, (30, 26), p),
+                    ]
+                };
+                let what = format!("{algorithm}");
+                check_schedule::<c64>(p, shape, ops, layouts, &schedule, &what);
+            }
+        }
+    }
+}
+
+/// [`check`] for any schedule (Cannon included), alpha = 1.5, beta = −0.5.
+fn check_schedule<T: KernelScalar>(
+    p: usize,
+    shape: GemmShape,
+    (op_a, op_b): (Op, Op),
+    layouts: impl Fn(usize) -> [AnyLayout; 3] + Sync,
+    schedule: &redblue_gemm::Schedule,
+    what: &str,
+) {
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let (alpha, beta) = (T::from_f64_parts(1.5, 0.0), T::from_f64_parts(-0.5, 0.0));
+    let full_a = Mat::from_fn(
+        as_stored(op_a, (m, k)).0,
+        as_stored(op_a, (m, k)).1,
+        |i, j| value::<T>(i, j, 1),
+    );
+    let full_b = Mat::from_fn(
+        as_stored(op_b, (k, n)).0,
+        as_stored(op_b, (k, n)).1,
+        |i, j| value::<T>(i, j, 2),
+    );
+    let mut expected = Mat::from_fn(m, n, |i, j| value::<T>(i, j, 3));
+    reference::gemm(
+        alpha,
+        full_a.as_ref(),
+        op_a,
+        full_b.as_ref(),
+        op_b,
+        beta,
+        expected.as_mut(),
+    )
+    .unwrap();
+    let tol =
+        8.0 * (k as f64 + 2.0) * <T as Scalar>::Real::epsilon().to_f64() * (1.5 * k as f64 + 0.5);
+    run_ranks(p, |comm| {
+        let [la, lb, lc] = layouts(p);
+        let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<T>(i, j, 1)).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| value::<T>(i, j, 2)).unwrap();
+        let mut c = OwnedDistMatrix::from_fn(&comm, lc, |i, j| value::<T>(i, j, 3)).unwrap();
+        multiply(
+            &comm,
+            alpha,
+            &a,
+            op_a,
+            &b,
+            op_b,
+            beta,
+            &mut c,
+            schedule,
+            Par::Seq,
+        )
+        .unwrap();
+        c.for_each_local(|i, j, x| {
+            let err = (x - expected[(i, j)]).abs().to_f64();
+            assert!(
+                err <= tol,
+                "{what} P={p}: C[{i},{j}] = {x:?}, expected {:?}",
+                expected[(i, j)]
             );
+        });
+    });
+}
+
+#[test]
+fn cannon_measured_volume_equals_its_model() {
+    use redblue_gemm::{cannon_layouts, cannon_rank_cost, Algorithm};
+    for p in [1, 2, 4, 5, 9, 16] {
+        for shape in [GemmShape::new(40, 36, 44), GemmShape::new(17, 23, 29)] {
+            let schedule = Algorithm::Cannon
+                .schedule(shape, p, &PlanOptions::default())
+                .unwrap();
+            let stats = run_ranks(p, |comm| {
+                let [la, lb, lc] = cannon_layouts(shape, (Op::NoTrans, Op::NoTrans), p).unwrap();
+                let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<f64>(i, j, 1)).unwrap();
+                let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| value::<f64>(i, j, 2)).unwrap();
+                let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
+                comm.reset_stats();
+                multiply(
+                    &comm,
+                    1.0,
+                    &a,
+                    Op::NoTrans,
+                    &b,
+                    Op::NoTrans,
+                    0.0,
+                    &mut c,
+                    &schedule,
+                    Par::Seq,
+                )
+                .unwrap();
+                let stats = comm.stats();
+                c.for_each_local(|i, j, x| {
+                    let expected: f64 = (0..shape.k)
+                        .map(|l| value::<f64>(i, l, 1) * value::<f64>(l, j, 2))
+                        .sum();
+                    assert!(
+                        (x - expected).abs() <= 1e-12 * shape.k as f64,
+                        "P={p}: C[{i},{j}]"
+                    );
+                });
+                stats
+            });
+            for (r, st) in stats.iter().enumerate() {
+                let model = cannon_rank_cost(shape, p, r);
+                let at = format!("cannon P={p} {shape:?} rank {r}");
+                assert_eq!(st.words_sent, model.words_sent, "{at}: words sent");
+                assert_eq!(
+                    st.words_received, model.words_received,
+                    "{at}: words received"
+                );
+                assert_eq!(st.messages_sent, model.messages_sent, "{at}: messages");
+            }
         }
     }
 }

@@ -1,0 +1,235 @@
+//! Cannon's algorithm (the 2D baseline on square grids): on a `q × q` grid, rank `(i, j)`
+//! starts with the skewed blocks `op(A)[i, (i+j) mod q]` and `op(B)[(i+j) mod q, j]`, then `q`
+//! times multiplies them into its `C` block and shifts `A` one rank left and `B` one rank up.
+//!
+//! Blocks are the near-equal parts of [`part`]: rows `i` of `m`, inner `l` of `k`, columns `j`
+//! of `n`. The initial skew is read from any layout (one gather each for `A` and `B`, which
+//! moves nothing for blocks already in place); in the native layouts ([`cannon_layouts`]:
+//! block `(i, l)` of `op(A)` on rank `(i, l)`, and likewise for `B` and `C`) the words moved
+//! are exactly [`cannon_rank_cost`]'s.
+
+use crate::cosma::{c_in_place, check_shapes, gathered_view, layout_from_pieces, Piece};
+use crate::exchange::{gather_blocks, reduce_blocks, Rect};
+use crate::model::RankCost;
+use crate::plan::{part, GemmShape};
+use crate::GemmError;
+use redblue_comm::Communicator;
+use redblue_core::Op;
+use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
+use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, Par};
+use std::ops::Range;
+
+/// The side `q` of Cannon's grid on `p` ranks: the largest `q` with `q² ≤ p`.
+pub fn cannon_grid(p: usize) -> usize {
+    p.isqrt().max(1)
+}
+
+/// Block `t` of `len` cut into `q` parts.
+fn blk(len: usize, q: usize, t: usize) -> Range<usize> {
+    part(0..len, q, t)
+}
+
+/// Cannon's native layouts of `A`, `B` and `C` as stored (transposed for a transposing op) on
+/// `nranks ≥ q²` ranks, `q` = [`cannon_grid`]`(nranks)`.
+///
+/// # Errors
+/// [`DistError::InvalidLayout`] for `nranks = 0`.
+pub fn cannon_layouts(
+    shape: GemmShape,
+    (op_a, op_b): (Op, Op),
+    nranks: usize,
+) -> Result<[GridLayout; 3], DistError> {
+    if nranks == 0 {
+        return Err(DistError::InvalidLayout("no ranks".into()));
+    }
+    let q = cannon_grid(nranks);
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let mut pa: Vec<Piece> = Vec::new();
+    let mut pb: Vec<Piece> = Vec::new();
+    let mut pc: Vec<Piece> = Vec::new();
+    for i in 0..q {
+        for j in 0..q {
+            let r = i * q + j;
+            let (a, b) = ((blk(m, q, i), blk(k, q, j)), (blk(k, q, i), blk(n, q, j)));
+            pa.push(if op_a == Op::NoTrans {
+                (a.0, a.1, r)
+            } else {
+                (a.1, a.0, r)
+            });
+            pb.push(if op_b == Op::NoTrans {
+                (b.0, b.1, r)
+            } else {
+                (b.1, b.0, r)
+            });
+            pc.push((blk(m, q, i), blk(n, q, j), r));
+        }
+    }
+    Ok([
+        layout_from_pieces(op_a.apply_shape((m, k)), &pa, nranks)?,
+        layout_from_pieces(op_b.apply_shape((k, n)), &pb, nranks)?,
+        layout_from_pieces((m, n), &pc, nranks)?,
+    ])
+}
+
+/// What `rank` moves and holds running Cannon on `p` ranks in the native layouts.
+pub fn cannon_rank_cost(shape: GemmShape, p: usize, rank: usize) -> RankCost {
+    let q = cannon_grid(p);
+    let mut cost = RankCost::default();
+    if rank >= q * q || shape.k == 0 || shape.m == 0 || shape.n == 0 {
+        return cost;
+    }
+    let (i, j) = (rank / q, rank % q);
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let (rows, cols) = (blk(m, q, i).len() as u64, blk(n, q, j).len() as u64);
+    let inner = |l: usize| blk(k, q, l % q).len() as u64;
+    // The skew: A block (i, (i+j) mod q) comes from rank (i, (i+j) mod q) unless i = 0; my own
+    // block (i, j) goes to rank (i, (j − i) mod q). Likewise B with the roles of i and j.
+    if i != 0 {
+        let (get, give) = (rows * inner(i + j), rows * inner(j));
+        cost.words_received += get;
+        cost.words_sent += give;
+        cost.messages_sent += u64::from(give > 0);
+    }
+    if j != 0 {
+        let (get, give) = (inner(i + j) * cols, inner(i) * cols);
+        cost.words_received += get;
+        cost.words_sent += give;
+        cost.messages_sent += u64::from(give > 0);
+    }
+    // q − 1 shifts: send the current block, receive the next; one message each way per shift
+    // and matrix, even when empty (point-to-point).
+    for t in 0..q - 1 {
+        cost.words_sent += rows * inner(i + j + t) + inner(i + j + t) * cols;
+        cost.words_received += rows * inner(i + j + t + 1) + inner(i + j + t + 1) * cols;
+        cost.messages_sent += 2;
+    }
+    let max_inner = blk(k, q, q - 1).len() as u64;
+    cost.memory_words =
+        rows * inner(j) + inner(i) * cols + rows * cols + 2 * (rows + cols) * max_inner;
+    cost
+}
+
+/// `C = alpha·op(A)·op(B) + beta·C` by Cannon's algorithm on the largest `q × q` grid that
+/// fits in `comm` (other ranks take part in the initial gathers and the final reduction only).
+///
+/// # Collective
+/// # Errors
+/// As [`cosma`](crate::cosma): inner dimensions, `C`'s shape, a layout larger than `comm`,
+/// communication failures.
+#[allow(clippy::too_many_arguments)]
+pub fn cannon<T, C, A, B, M>(
+    comm: &C,
+    alpha: T,
+    a: &A,
+    op_a: Op,
+    b: &B,
+    op_b: Op,
+    beta: T,
+    c: &mut M,
+    par: Par,
+) -> Result<(), GemmError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrix<T> + ?Sized,
+    M: DistMatrixMut<T> + ?Sized,
+{
+    let shape = check_shapes(a.shape(), op_a, b.shape(), op_b, c.shape())?;
+    for ranks in [
+        a.layout().nranks(),
+        b.layout().nranks(),
+        c.layout().nranks(),
+    ] {
+        if ranks > comm.size() {
+            return Err(GemmError::Dist(DistError::LayoutLargerThanComm {
+                layout_ranks: ranks,
+                comm_size: comm.size(),
+            }));
+        }
+    }
+    if shape.m == 0 || shape.n == 0 {
+        return Ok(());
+    }
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    if k == 0 || alpha == T::zero() {
+        crate::cosma::scale(c.local_mut(), beta);
+        return Ok(());
+    }
+    let (me, p) = (comm.rank(), comm.size());
+    let q = cannon_grid(p);
+    let coords = |r: usize| (r < q * q).then(|| (r / q, r % q));
+    let empty = || (0..0, 0..0);
+    let a_needs: Vec<Rect> = (0..p)
+        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(k, q, (i + j) % q))))
+        .collect();
+    let b_needs: Vec<Rect> = (0..p)
+        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(k, q, (i + j) % q), blk(n, q, j))))
+        .collect();
+    let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
+    let ga = gather_blocks(comm, a.layout(), a.local(), op_a, &a_needs, &mut a_buf)?;
+    let gb = gather_blocks(comm, b.layout(), b.local(), op_b, &b_needs, &mut b_buf)?;
+    let rects: Vec<Rect> = (0..p)
+        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(n, q, j))))
+        .collect();
+    let layout = c.layout().clone();
+    let in_place = c_in_place(&layout, &rects, me);
+    let mut partial = Vec::new();
+    if let Some((i, j)) = coords(me) {
+        let (rows, cols) = (blk(m, q, i).len(), blk(n, q, j).len());
+        // The current blocks, owned (they travel).
+        let owned = |g, local: &[T], buf: &[T], r: usize, c: usize| -> Result<Vec<T>, GemmError> {
+            let v = gathered_view(g, local, buf, r, c)?;
+            Ok((0..c).flat_map(|col| v.col(col).to_vec()).collect())
+        };
+        let l0 = (i + j) % q;
+        let mut a_cur = owned(ga, a.local(), &a_buf, rows, blk(k, q, l0).len())?;
+        let mut b_cur = owned(gb, b.local(), &b_buf, blk(k, q, l0).len(), cols)?;
+        if in_place.is_none() {
+            partial = vec![T::zero(); rows * cols];
+        }
+        let (left, right) = (i * q + (j + q - 1) % q, i * q + (j + 1) % q);
+        let (up, down) = (((i + q - 1) % q) * q + j, ((i + 1) % q) * q + j);
+        for t in 0..q {
+            let inner = blk(k, q, (l0 + t) % q).len();
+            let lhs = redblue_kernels::MatRef::from_slice(&a_cur, rows, inner, rows.max(1))?;
+            let rhs = redblue_kernels::MatRef::from_slice(&b_cur, inner, cols, inner.max(1))?;
+            match in_place {
+                Some((offset, ld)) => {
+                    let beta = if t == 0 { beta } else { T::one() };
+                    let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
+                    local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                }
+                None => {
+                    let dst = MatMut::from_slice(&mut partial, rows, cols, rows.max(1))?;
+                    let beta = if t == 0 { T::zero() } else { T::one() };
+                    local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                }
+            }
+            if t + 1 < q {
+                let next = blk(k, q, (l0 + t + 1) % q).len();
+                let mut a_next = vec![T::zero(); rows * next];
+                comm.sendrecv(&a_cur, left, &mut a_next, right, 0)?;
+                let mut b_next = vec![T::zero(); next * cols];
+                comm.sendrecv(&b_cur, up, &mut b_next, down, 1)?;
+                (a_cur, b_cur) = (a_next, b_next);
+            }
+        }
+    }
+    let reduced: Vec<Rect> = (0..p)
+        .map(|r| match c_in_place(&layout, &rects, r) {
+            Some(_) => empty(),
+            None => rects[r].clone(),
+        })
+        .collect();
+    reduce_blocks(
+        comm,
+        &layout,
+        c.local_mut(),
+        &reduced,
+        &partial,
+        alpha,
+        beta,
+    )?;
+    Ok(())
+}
