@@ -524,3 +524,60 @@ fn cannon_measured_volume_equals_its_model() {
         }
     }
 }
+
+/// In other layouts COSMA reads each element straight from its owner, which never moves more in
+/// total than transforming to the native layouts first (counted by `transform_volume`), running
+/// there, and transforming C back.
+#[test]
+fn foreign_layouts_move_no_more_than_model_plus_transforms() {
+    use redblue_dist::transform_volume;
+    for p in [2, 3, 4, 6, 8] {
+        let shape = GemmShape::new(45, 38, 52);
+        let s = plan_strategy(shape, p, &PlanOptions::default()).unwrap();
+        let [na, nb, nc] = native_layouts(&s, shape, (Op::NoTrans, Op::Trans), p).unwrap();
+        let (ua, ub, uc) = (
+            layout(0, (45, 52), p),
+            layout(1, (38, 52), p),
+            layout(2, (45, 38), p),
+        );
+        let transforms: usize = [
+            transform_volume(&ua, Op::NoTrans, &na, p).unwrap(),
+            transform_volume(&ub, Op::NoTrans, &nb, p).unwrap(),
+            transform_volume(&nc, Op::NoTrans, &uc, p).unwrap(),
+        ]
+        .iter()
+        .flatten()
+        .sum();
+        let model: u64 = (0..s.ranks())
+            .map(|r| cosma_rank_cost(&s, shape, r).words_sent)
+            .sum();
+        let measured: u64 = run_ranks(p, |comm| {
+            let a =
+                OwnedDistMatrix::from_fn(&comm, ua.clone(), |i, j| value::<f64>(i, j, 1)).unwrap();
+            let b =
+                OwnedDistMatrix::from_fn(&comm, ub.clone(), |i, j| value::<f64>(i, j, 2)).unwrap();
+            let mut c = OwnedDistMatrix::zeros(&comm, uc.clone()).unwrap();
+            comm.reset_stats();
+            cosma(
+                &comm,
+                1.0,
+                &a,
+                Op::NoTrans,
+                &b,
+                Op::Trans,
+                0.0,
+                &mut c,
+                &s,
+                Par::Seq,
+            )
+            .unwrap();
+            comm.stats().words_sent
+        })
+        .into_iter()
+        .sum();
+        assert!(
+            measured <= model + transforms as u64,
+            "P={p}: measured {measured} > model {model} + transforms {transforms}"
+        );
+    }
+}
