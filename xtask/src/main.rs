@@ -295,33 +295,40 @@ fn test_mpi() -> Result<(), String> {
         ],
         &MPI_ENV,
     )?;
-    // The miniapp under mpirun: COSMA with a check, on two and three ranks.
-    for np in ["2", "3"] {
-        run(
-            "timeout",
-            &[
-                &timeout,
-                "mpirun",
-                "-n",
-                np,
-                "target/release/redblue",
-                "gemm",
-                "--backend",
-                "mpi",
-                "--m",
-                "300",
-                "--n",
-                "200",
-                "--k",
-                "250",
-                "--type",
-                "c64",
-                "--op-a",
-                "T",
-                "--check",
-            ],
-            &MPI_ENV,
-        )?;
+    // The miniapp under mpirun, with a check: COSMA on two and three ranks, background rounds
+    // of a sequential strategy and Cannon's shifts on four.
+    let common = [
+        "gemm",
+        "--backend",
+        "mpi",
+        "--m",
+        "300",
+        "--n",
+        "200",
+        "--k",
+        "250",
+        "--check",
+    ];
+    let runs: [(&str, &[&str]); 4] = [
+        ("2", &["--type", "c64", "--op-a", "T"]),
+        ("3", &["--type", "c64", "--op-a", "T"]),
+        (
+            "4",
+            &["--strategy", "sk3,pm2,pn2", "--type", "c32", "--op-b", "C"],
+        ),
+        ("4", &["--algorithm", "cannon", "--layout", "block-cyclic"]),
+    ];
+    for (np, extra) in runs {
+        let mut args = vec![
+            timeout.as_str(),
+            "mpirun",
+            "-n",
+            np,
+            "target/release/redblue",
+        ];
+        args.extend(common);
+        args.extend(extra);
+        run("timeout", &args, &MPI_ENV)?;
     }
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())

@@ -12,10 +12,10 @@
 //! first (a transform moves each element to its native owner, which then sends it on). The
 //! words this costs beyond the native model are counted like all others.
 
-use crate::exchange::{gather_blocks, reduce_blocks, Gathered, Rect};
+use crate::exchange::{reduce_blocks, GatherPlan, Gathered, Rect};
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::{GemmError, Strategy};
-use redblue_comm::Communicator;
+use redblue_comm::{wait_all, Communicator};
 use redblue_core::Op;
 use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
 use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, MatRef, Par};
@@ -47,6 +47,10 @@ pub(crate) fn check_shapes(
     }
     Ok(GemmShape::new(m, n, k))
 }
+
+/// Tags of the background gathers of `op(A)` and `op(B)` blocks.
+const TAG_A: u32 = 0x00C0_5A00;
+const TAG_B: u32 = 0x00C0_5B00;
 
 /// `x = beta·x` without reading `x` when `beta = 0`.
 pub(crate) fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
@@ -133,43 +137,77 @@ where
     };
     // Partial C blocks alive on this rank, by block id.
     let mut partials: Vec<(usize, Vec<T>)> = Vec::new();
-    for it in 0..ids.len() {
+    // The gathers of one iteration, planned (and my pieces packed).
+    let plans = |it: usize| {
         let a_needs: Vec<Rect> = (0..p)
             .map(|r| at(r, it).map_or_else(empty, |d| (d.rows.clone(), d.inner.clone())))
             .collect();
         let b_needs: Vec<Rect> = (0..p)
             .map(|r| at(r, it).map_or_else(empty, |d| (d.inner.clone(), d.cols.clone())))
             .collect();
-        let ga = gather_blocks(comm, a.layout(), a.local(), op_a, &a_needs, &mut a_buf)?;
-        let gb = gather_blocks(comm, b.layout(), b.local(), op_b, &b_needs, &mut b_buf)?;
-        let rects = c_rects(it);
-        let first = !ids[..it].contains(&ids[it]);
-        if let Some(d) = at(me, it) {
-            let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
-            let lhs = gathered_view(ga, a.local(), &a_buf, rows, inner)?;
-            let rhs = gathered_view(gb, b.local(), &b_buf, inner, cols)?;
-            if let Some((offset, ld)) = c_in_place(c.layout(), &rects, me) {
-                // Nobody else adds to this block and it lies in one of my blocks of C: update
-                // C where it is, alpha and beta included (k = 0 still scales by beta).
-                let beta = if first { beta } else { T::one() };
-                let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
-                local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
-            } else {
-                if first {
-                    partials.push((ids[it], vec![T::zero(); rows * cols]));
+        (
+            GatherPlan::new(me, a.layout(), a.local(), op_a, &a_needs),
+            GatherPlan::new(me, b.layout(), b.local(), op_b, &b_needs),
+        )
+    };
+    // Rounds with overlap (COSMA §7.3): the first round's blocks are gathered at once; then
+    // each round posts the next round's transfers (point-to-point, in the background), multiplies,
+    // and waits for them. Same words and messages as gathering each round at once.
+    let (pa, pb) = plans(0);
+    let mut ga = pa.run(comm, &mut a_buf)?;
+    let mut gb = pb.run(comm, &mut b_buf)?;
+    for it in 0..ids.len() {
+        let next = (it + 1 < ids.len()).then(|| plans(it + 1));
+        let mut next_recv = next.as_ref().map(|(na, nb)| {
+            (
+                vec![T::zero(); na.recv_len()],
+                vec![T::zero(); nb.recv_len()],
+            )
+        });
+        {
+            let requests = match (&next, &mut next_recv) {
+                (Some((na, nb)), Some((ra, rb))) => {
+                    let mut r = na.post(comm, ra, TAG_A)?;
+                    r.extend(nb.post(comm, rb, TAG_B)?);
+                    r
                 }
-                let slot = partials
-                    .iter()
-                    .position(|(id, _)| *id == ids[it])
-                    .expect("a partial block is made at its first update");
-                let out = &mut partials[slot].1;
-                if rows > 0 && cols > 0 && inner > 0 {
-                    let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
-                    let beta = if first { T::zero() } else { T::one() };
-                    local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                _ => Vec::new(),
+            };
+            let rects = c_rects(it);
+            let first = !ids[..it].contains(&ids[it]);
+            if let Some(d) = at(me, it) {
+                let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
+                let lhs = gathered_view(ga, a.local(), &a_buf, rows, inner)?;
+                let rhs = gathered_view(gb, b.local(), &b_buf, inner, cols)?;
+                if let Some((offset, ld)) = c_in_place(c.layout(), &rects, me) {
+                    // Nobody else adds to this block and it lies in one of my blocks of C:
+                    // update C where it is, alpha and beta included (k = 0 still scales).
+                    let beta = if first { beta } else { T::one() };
+                    let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
+                    local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                } else {
+                    if first {
+                        partials.push((ids[it], vec![T::zero(); rows * cols]));
+                    }
+                    let slot = partials
+                        .iter()
+                        .position(|(id, _)| *id == ids[it])
+                        .expect("a partial block is made at its first update");
+                    let out = &mut partials[slot].1;
+                    if rows > 0 && cols > 0 && inner > 0 {
+                        let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
+                        let beta = if first { T::zero() } else { T::one() };
+                        local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                    }
                 }
             }
+            wait_all(requests)?;
         }
+        if let (Some((na, nb)), Some((ra, rb))) = (&next, &next_recv) {
+            ga = na.finish(ra, &mut a_buf);
+            gb = nb.finish(rb, &mut b_buf);
+        }
+        let rects = c_rects(it);
         if last[it] {
             // Blocks updated in place take no part in the reduction (every rank knows which).
             let layout = c.layout().clone();

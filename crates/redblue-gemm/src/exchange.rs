@@ -70,11 +70,194 @@ pub(crate) enum Gathered {
     },
 }
 
+/// One rank's part of a gather ([`GatherPlan::new`]): its packed pieces for every rank and
+/// the pieces it will receive. Run it at once ([`GatherPlan::run`], one `all_to_all_v`) or in
+/// the background ([`GatherPlan::post`], point-to-point, then [`GatherPlan::finish`]); both move
+/// the same words in the same non-empty messages.
+pub(crate) struct GatherPlan<T> {
+    me: usize,
+    need: Rect,
+    in_place: Option<Gathered>,
+    send: Vec<T>,
+    send_counts: Vec<usize>,
+    from: Vec<Vec<Rect>>,
+    recv_counts: Vec<usize>,
+}
+
+impl<T: Scalar> GatherPlan<T> {
+    /// Plans the gather on every rank of the rectangle `needs[rank]` of `op(X)`, `x` being this
+    /// rank's buffer of `X` laid out by `layout` (`needs` has one entry per rank; empty
+    /// rectangles for ranks that need nothing). The rank's pieces are packed now.
+    pub(crate) fn new(me: usize, layout: &impl Layout, x: &[T], op: Op, needs: &[Rect]) -> Self {
+        let p = needs.len();
+        let mine = layout.blocks(me);
+        let (rows, cols) = needs[me].clone();
+        // My whole need inside one of my blocks, untransposed: the caller reads it in place.
+        let in_place = (op == Op::NoTrans && !rows.is_empty() && !cols.is_empty())
+            .then(|| {
+                mine.iter().find(|b| {
+                    b.rows.start <= rows.start
+                        && rows.end <= b.rows.end
+                        && b.cols.start <= cols.start
+                        && cols.end <= b.cols.end
+                })
+            })
+            .flatten()
+            .map(|b| Gathered::InPlace {
+                offset: b.local_index(rows.start, cols.start),
+                ld: b.ld,
+            });
+        // What I send: for each rank, my pieces of its need, packed in the need's column-major
+        // order piece by piece (nothing to myself when I read in place).
+        let mut send = Vec::new();
+        let mut send_counts = vec![0; p];
+        for (r, need) in needs.iter().enumerate() {
+            if r == me && in_place.is_some() {
+                continue;
+            }
+            let before = send.len();
+            for (b, (pr, pc)) in pieces(op, need, &mine) {
+                let block = &mine[b];
+                for j in pc.clone() {
+                    if op == Op::NoTrans {
+                        let start = block.local_index(pr.start, j);
+                        send.extend_from_slice(&x[start..start + pr.len()]);
+                    } else {
+                        send.extend(pr.clone().map(|i| read_op(op, block, x, i, j)));
+                    }
+                }
+            }
+            send_counts[r] = send.len() - before;
+        }
+        // What I receive: from each owner, its pieces of my need, in the same order.
+        let mut from: Vec<Vec<Rect>> = vec![Vec::new(); p];
+        if !rows.is_empty() && !cols.is_empty() {
+            for owner in 0..layout.nranks() {
+                if owner == me && in_place.is_some() {
+                    continue;
+                }
+                let blocks = layout.blocks(owner);
+                from[owner] = pieces(op, &needs[me], &blocks)
+                    .into_iter()
+                    .map(|(_, piece)| piece)
+                    .collect();
+            }
+        }
+        let recv_counts = from
+            .iter()
+            .map(|ps| ps.iter().map(|(r, c)| r.len() * c.len()).sum())
+            .collect();
+        GatherPlan {
+            me,
+            need: (rows, cols),
+            in_place,
+            send,
+            send_counts,
+            from,
+            recv_counts,
+        }
+    }
+
+    /// Elements this rank receives (its own pieces included), the length `post` needs.
+    pub(crate) fn recv_len(&self) -> usize {
+        self.recv_counts.iter().sum()
+    }
+
+    /// Runs the gather now: one `all_to_all_v`, then the pieces into `out`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub(crate) fn run<C: Communicator>(
+        &self,
+        comm: &C,
+        out: &mut Vec<T>,
+    ) -> Result<Gathered, CommError> {
+        let mut recv = vec![T::zero(); self.recv_len()];
+        comm.all_to_all_v(&self.send, &self.send_counts, &mut recv, &self.recv_counts)?;
+        Ok(self.unpack(&recv, out))
+    }
+
+    /// Starts the gather in the background: an `irecv` into `recv` (of [`recv_len`]
+    /// elements) from every other rank with pieces for me, an `isend` to every other rank I
+    /// have pieces for, all with `tag`; my own pieces are copied at once. Wait for the
+    /// requests, then [`finish`](Self::finish).
+    ///
+    /// # Errors
+    /// A communication failure.
+    ///
+    /// [`recv_len`]: Self::recv_len
+    pub(crate) fn post<'a, C: Communicator>(
+        &'a self,
+        comm: &'a C,
+        recv: &'a mut [T],
+        tag: u32,
+    ) -> Result<Vec<C::Request<'a>>, CommError> {
+        let mut requests = Vec::new();
+        let send_at: Vec<usize> = offsets(&self.send_counts);
+        let mut rest = recv;
+        for (src, &count) in self.recv_counts.iter().enumerate() {
+            let (chunk, tail) = rest.split_at_mut(count);
+            rest = tail;
+            if count == 0 {
+                continue;
+            }
+            if src == self.me {
+                chunk.copy_from_slice(&self.send[send_at[src]..send_at[src] + count]);
+            } else {
+                requests.push(comm.irecv(chunk, src, tag)?);
+            }
+        }
+        for (dest, &count) in self.send_counts.iter().enumerate() {
+            if count > 0 && dest != self.me {
+                let piece = &self.send[send_at[dest]..send_at[dest] + count];
+                requests.push(comm.isend(piece, dest, tag)?);
+            }
+        }
+        Ok(requests)
+    }
+
+    /// After the requests of [`post`](Self::post) completed: the pieces in `recv` into `out`.
+    pub(crate) fn finish(&self, recv: &[T], out: &mut Vec<T>) -> Gathered {
+        self.unpack(recv, out)
+    }
+
+    fn unpack(&self, recv: &[T], out: &mut Vec<T>) -> Gathered {
+        if let Some(place) = self.in_place {
+            return place;
+        }
+        let (rows, cols) = &self.need;
+        let ld = rows.len();
+        out.clear();
+        out.resize(rows.len() * cols.len(), T::zero());
+        let mut at = 0;
+        for (pr, pc) in self.from.iter().flatten() {
+            for j in pc.clone() {
+                let start = (pr.start - rows.start) + (j - cols.start) * ld;
+                out[start..start + pr.len()].copy_from_slice(&recv[at..at + pr.len()]);
+                at += pr.len();
+            }
+        }
+        Gathered::Buffer
+    }
+}
+
+/// Start offsets of consecutive pieces of the given lengths.
+fn offsets(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect()
+}
+
 /// Gathers on every rank the rectangle `needs[rank]` of `op(X)` into `out`, column-major with
 /// leading dimension its row count (`out` is resized), unless it lies untransposed inside one
-/// of the rank's own blocks ([`Gathered::InPlace`]). `x` is this rank's buffer of `X` laid
-/// out by `layout`; `needs` has one entry per rank of `comm` (empty rectangles for ranks that
-/// need nothing).
+/// of the rank's own blocks ([`Gathered::InPlace`]): [`GatherPlan::new`] then
+/// [`GatherPlan::run`].
 ///
 /// # Collective
 /// # Errors
@@ -87,81 +270,7 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
     needs: &[Rect],
     out: &mut Vec<T>,
 ) -> Result<Gathered, CommError> {
-    let (me, p) = (comm.rank(), comm.size());
-    let mine = layout.blocks(me);
-    let (rows, cols) = needs[me].clone();
-    // My whole need inside one of my blocks, untransposed: the caller reads it in place.
-    let in_place = (op == Op::NoTrans && !rows.is_empty() && !cols.is_empty())
-        .then(|| {
-            mine.iter().find(|b| {
-                b.rows.start <= rows.start
-                    && rows.end <= b.rows.end
-                    && b.cols.start <= cols.start
-                    && cols.end <= b.cols.end
-            })
-        })
-        .flatten()
-        .map(|b| Gathered::InPlace {
-            offset: b.local_index(rows.start, cols.start),
-            ld: b.ld,
-        });
-    // What I send: for each rank, my pieces of its need, packed in the need's column-major
-    // order piece by piece (nothing to myself when I read in place).
-    let mut send = Vec::new();
-    let mut send_counts = vec![0; p];
-    for (r, need) in needs.iter().enumerate() {
-        if r == me && in_place.is_some() {
-            continue;
-        }
-        let before = send.len();
-        for (b, (pr, pc)) in pieces(op, need, &mine) {
-            let block = &mine[b];
-            for j in pc.clone() {
-                if op == Op::NoTrans {
-                    let start = block.local_index(pr.start, j);
-                    send.extend_from_slice(&x[start..start + pr.len()]);
-                } else {
-                    send.extend(pr.clone().map(|i| read_op(op, block, x, i, j)));
-                }
-            }
-        }
-        send_counts[r] = send.len() - before;
-    }
-    // What I receive: from each owner, its pieces of my need, in the same order.
-    let mut from: Vec<Vec<Rect>> = vec![Vec::new(); p];
-    if !rows.is_empty() && !cols.is_empty() {
-        for owner in 0..layout.nranks() {
-            if owner == me && in_place.is_some() {
-                continue;
-            }
-            let blocks = layout.blocks(owner);
-            from[owner] = pieces(op, &needs[me], &blocks)
-                .into_iter()
-                .map(|(_, piece)| piece)
-                .collect();
-        }
-    }
-    let recv_counts: Vec<usize> = from
-        .iter()
-        .map(|ps| ps.iter().map(|(r, c)| r.len() * c.len()).sum())
-        .collect();
-    let mut recv = vec![T::zero(); recv_counts.iter().sum()];
-    comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
-    if let Some(place) = in_place {
-        return Ok(place);
-    }
-    let ld = rows.len();
-    out.clear();
-    out.resize(rows.len() * cols.len(), T::zero());
-    let mut at = 0;
-    for (pr, pc) in from.iter().flatten() {
-        for j in pc.clone() {
-            let start = (pr.start - rows.start) + (j - cols.start) * ld;
-            out[start..start + pr.len()].copy_from_slice(&recv[at..at + pr.len()]);
-            at += pr.len();
-        }
-    }
-    Ok(Gathered::Buffer)
+    GatherPlan::new(comm.rank(), layout, x, op, needs).run(comm, out)
 }
 
 /// Sums every rank's partial rectangle into `C`: `c = beta·c + alpha·Σ_r partial_r` on the

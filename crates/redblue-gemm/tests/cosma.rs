@@ -252,6 +252,11 @@ fn user_and_memory_limited_strategies() {
 /// Measured words and messages on every rank equal the model's, in the native layouts.
 fn measured_equals_model(p: usize, shape: GemmShape) {
     let s = plan_strategy(shape, p, &PlanOptions::default()).unwrap();
+    measured_equals_model_of(p, shape, s);
+}
+
+/// The same for a given strategy (sequential steps run the rounds with background transfers).
+fn measured_equals_model_of(p: usize, shape: GemmShape, s: Strategy) {
     let stats = run_ranks(p, |comm| {
         let [la, lb, lc] = native_layouts(&s, shape, (Op::NoTrans, Op::NoTrans), p).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<f64>(i, j, 1)).unwrap();
@@ -309,6 +314,18 @@ fn measured_volume_equals_the_model() {
     }
     measured_equals_model(8, GemmShape::new(16, 16, 512));
     measured_equals_model(8, GemmShape::new(256, 256, 8));
+    for text in [
+        "sk3,pm2,pn2",
+        "pm2,sm2,pk2",
+        "sn2,pk2,sk2",
+        "pk3,sk4",
+        "sm2,sn2,sk2",
+    ] {
+        let s: Strategy = text.parse().unwrap();
+        for p in [s.ranks(), s.ranks() + 1] {
+            measured_equals_model_of(p, GemmShape::new(37, 29, 101), s.clone());
+        }
+    }
 }
 
 #[test]
