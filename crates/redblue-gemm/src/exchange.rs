@@ -173,9 +173,31 @@ impl<T: Scalar> GatherPlan<T> {
         comm: &C,
         out: &mut Vec<T>,
     ) -> Result<Gathered, CommError> {
+        if self.in_place.is_none() && self.contiguous() {
+            // The pieces arrive in the need's column-major order: receive straight into `out`.
+            let (rows, cols) = &self.need;
+            out.clear();
+            out.resize(rows.len() * cols.len(), T::zero());
+            comm.all_to_all_v(&self.send, &self.send_counts, out, &self.recv_counts)?;
+            return Ok(Gathered::Buffer);
+        }
         let mut recv = vec![T::zero(); self.recv_len()];
         comm.all_to_all_v(&self.send, &self.send_counts, &mut recv, &self.recv_counts)?;
         Ok(self.unpack(&recv, out))
+    }
+
+    /// Whether the pieces, in arrival order, are full-height column ranges that follow each
+    /// other: then the received buffer is already the need, column-major.
+    fn contiguous(&self) -> bool {
+        let (rows, cols) = &self.need;
+        let mut next = cols.start;
+        for (pr, pc) in self.from.iter().flatten() {
+            if *pr != *rows || pc.start != next {
+                return false;
+            }
+            next = pc.end;
+        }
+        next == cols.end
     }
 
     /// Starts the gather in the background: an `irecv` into `recv` (of [`recv_len`]
