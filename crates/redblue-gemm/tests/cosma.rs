@@ -257,22 +257,29 @@ fn measured_equals_model(p: usize, shape: GemmShape) {
 
 /// The same for a given strategy (sequential steps run the rounds with background transfers).
 fn measured_equals_model_of(p: usize, shape: GemmShape, s: Strategy) {
+    schedule_measured_equals_model(p, shape, &redblue_gemm::Schedule::Strategy(s));
+}
+
+/// Runs `schedule` in its native layouts on `p` ranks, checks every value of C, and checks the
+/// words sent and received and the messages of every rank against the schedule's model.
+fn schedule_measured_equals_model(p: usize, shape: GemmShape, schedule: &redblue_gemm::Schedule) {
+    let ops = (Op::NoTrans, Op::NoTrans);
     let stats = run_ranks(p, |comm| {
-        let [la, lb, lc] = native_layouts(&s, shape, (Op::NoTrans, Op::NoTrans), p).unwrap();
+        let [la, lb, lc] = schedule.native_layouts(shape, ops, p).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<f64>(i, j, 1)).unwrap();
         let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| value::<f64>(i, j, 2)).unwrap();
         let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
         comm.reset_stats();
-        cosma(
+        multiply(
             &comm,
             1.0,
             &a,
-            Op::NoTrans,
+            ops.0,
             &b,
-            Op::NoTrans,
+            ops.1,
             0.0,
             &mut c,
-            &s,
+            schedule,
             Par::Seq,
         )
         .unwrap();
@@ -283,20 +290,14 @@ fn measured_equals_model_of(p: usize, shape: GemmShape, s: Strategy) {
             let expected: f64 = (0..shape.k)
                 .map(|l| value::<f64>(i, l, 1) * value::<f64>(l, j, 2))
                 .sum();
-            assert!(
-                (x - expected).abs() <= 1e-12 * shape.k as f64,
-                "P={p} {s}: C[{i},{j}]"
-            );
+            let at = format!("P={p} {schedule}: C[{i},{j}]");
+            assert!((x - expected).abs() <= 1e-12 * shape.k as f64, "{at}");
         });
         stats
     });
     for (r, st) in stats.iter().enumerate() {
-        let model = if r < s.ranks() {
-            cosma_rank_cost(&s, shape, r)
-        } else {
-            Default::default()
-        };
-        let at = format!("P={p} {s} rank {r}");
+        let model = schedule.rank_cost(shape, p, r);
+        let at = format!("P={p} {schedule} {shape:?} rank {r}");
         assert_eq!(st.words_sent, model.words_sent, "{at}: words sent");
         assert_eq!(
             st.words_received, model.words_received,
@@ -491,53 +492,13 @@ fn check_schedule<T: KernelScalar>(
 
 #[test]
 fn cannon_measured_volume_equals_its_model() {
-    use redblue_gemm::{cannon_layouts, cannon_rank_cost, Algorithm};
+    use redblue_gemm::Algorithm;
     for p in [1, 2, 4, 5, 9, 16] {
         for shape in [GemmShape::new(40, 36, 44), GemmShape::new(17, 23, 29)] {
             let schedule = Algorithm::Cannon
                 .schedule(shape, p, &PlanOptions::default())
                 .unwrap();
-            let stats = run_ranks(p, |comm| {
-                let [la, lb, lc] = cannon_layouts(shape, (Op::NoTrans, Op::NoTrans), p).unwrap();
-                let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| value::<f64>(i, j, 1)).unwrap();
-                let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| value::<f64>(i, j, 2)).unwrap();
-                let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
-                comm.reset_stats();
-                multiply(
-                    &comm,
-                    1.0,
-                    &a,
-                    Op::NoTrans,
-                    &b,
-                    Op::NoTrans,
-                    0.0,
-                    &mut c,
-                    &schedule,
-                    Par::Seq,
-                )
-                .unwrap();
-                let stats = comm.stats();
-                c.for_each_local(|i, j, x| {
-                    let expected: f64 = (0..shape.k)
-                        .map(|l| value::<f64>(i, l, 1) * value::<f64>(l, j, 2))
-                        .sum();
-                    assert!(
-                        (x - expected).abs() <= 1e-12 * shape.k as f64,
-                        "P={p}: C[{i},{j}]"
-                    );
-                });
-                stats
-            });
-            for (r, st) in stats.iter().enumerate() {
-                let model = cannon_rank_cost(shape, p, r);
-                let at = format!("cannon P={p} {shape:?} rank {r}");
-                assert_eq!(st.words_sent, model.words_sent, "{at}: words sent");
-                assert_eq!(
-                    st.words_received, model.words_received,
-                    "{at}: words received"
-                );
-                assert_eq!(st.messages_sent, model.messages_sent, "{at}: messages");
-            }
+            schedule_measured_equals_model(p, shape, &schedule);
         }
     }
 }
