@@ -205,21 +205,15 @@ struct Planned {
 fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
     let strategy = args.schedule(p)?;
     let shape = args.shape();
-    let (mut sent, mut received, mut memory) = (0, 0, 0);
-    for r in 0..strategy.ranks() {
-        let c = strategy.rank_cost(shape, p, r);
-        sent = sent.max(c.words_sent);
-        received = received.max(c.words_received);
-        memory = memory.max(c.memory_words);
-    }
+    let cost = strategy.cost(shape, p);
     let lower_bound_words =
         parallel_lower_bound(shape, strategy.ranks(), args.memory.map(|m| m as f64));
     Ok(Planned {
         strategy,
-        model_words: sent,
-        model_received_max: received,
+        model_words: cost.words_sent_max,
+        model_received_max: cost.words_received_max,
         lower_bound_words,
-        memory_words_max: memory,
+        memory_words_max: cost.memory_words_max,
     })
 }
 

@@ -130,24 +130,7 @@ impl Schedule {
 
     /// [`Schedule::rank_cost`] summarised over the computing ranks.
     pub fn cost(&self, shape: GemmShape, p: usize) -> CostSummary {
-        let ranks = self.ranks();
-        let mut s = CostSummary {
-            ranks,
-            ..Default::default()
-        };
-        let (mut sent, mut received) = (0f64, 0f64);
-        for r in 0..ranks {
-            let c = self.rank_cost(shape, p, r);
-            s.words_sent_max = s.words_sent_max.max(c.words_sent);
-            s.words_received_max = s.words_received_max.max(c.words_received);
-            s.messages_max = s.messages_max.max(c.messages_sent);
-            s.memory_words_max = s.memory_words_max.max(c.memory_words);
-            sent += c.words_sent as f64;
-            received += c.words_received as f64;
-        }
-        s.words_sent_avg = sent / ranks as f64;
-        s.words_received_avg = received / ranks as f64;
-        s
+        CostSummary::over(self.ranks(), |r| self.rank_cost(shape, p, r))
     }
 
     /// The layouts of `A`, `B`, `C` (as stored) in which the run moves exactly

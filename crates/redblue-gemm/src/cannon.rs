@@ -8,14 +8,14 @@
 //! block `(i, l)` of `op(A)` on rank `(i, l)`, and likewise for `B` and `C`) the words moved
 //! are exactly [`cannon_rank_cost`]'s.
 
-use crate::cosma::{c_in_place, check_shapes, gathered_view, layout_from_pieces, Piece};
+use crate::cosma::{c_in_place, check_inputs, gathered_view, layout_from_pieces, Piece};
 use crate::exchange::{gather_blocks, reduce_blocks, Rect};
 use crate::model::RankCost;
 use crate::plan::{part, GemmShape};
 use crate::GemmError;
 use redblue_comm::Communicator;
 use redblue_core::Op;
-use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
+use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout};
 use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, Par};
 use std::ops::Range;
 
@@ -135,19 +135,7 @@ where
     B: DistMatrix<T> + ?Sized,
     M: DistMatrixMut<T> + ?Sized,
 {
-    let shape = check_shapes(a.shape(), op_a, b.shape(), op_b, c.shape())?;
-    for ranks in [
-        a.layout().nranks(),
-        b.layout().nranks(),
-        c.layout().nranks(),
-    ] {
-        if ranks > comm.size() {
-            return Err(GemmError::Dist(DistError::LayoutLargerThanComm {
-                layout_ranks: ranks,
-                comm_size: comm.size(),
-            }));
-        }
-    }
+    let shape = check_inputs(comm.size(), a, op_a, b, op_b, &*c)?;
     if shape.m == 0 || shape.n == 0 {
         return Ok(());
     }

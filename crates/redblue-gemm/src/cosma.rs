@@ -12,7 +12,7 @@
 //! first (a transform moves each element to its native owner, which then sends it on). The
 //! words this costs beyond the native model are counted like all others.
 
-use crate::exchange::{reduce_blocks, GatherPlan, Gathered, Rect};
+use crate::exchange::{block_containing, reduce_blocks, GatherPlan, Gathered, Rect};
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::{GemmError, Strategy};
 use redblue_comm::{wait_all, Communicator};
@@ -46,6 +46,38 @@ pub(crate) fn check_shapes(
         }));
     }
     Ok(GemmShape::new(m, n, k))
+}
+
+/// [`check_shapes`] of the matrices, and that no layout spreads over more ranks than the
+/// communicator has: the same answer on every rank.
+pub(crate) fn check_inputs<T, A, B, M>(
+    comm_size: usize,
+    a: &A,
+    op_a: Op,
+    b: &B,
+    op_b: Op,
+    c: &M,
+) -> Result<GemmShape, GemmError>
+where
+    T: KernelScalar,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrix<T> + ?Sized,
+    M: DistMatrix<T> + ?Sized,
+{
+    let shape = check_shapes(a.shape(), op_a, b.shape(), op_b, c.shape())?;
+    for ranks in [
+        a.layout().nranks(),
+        b.layout().nranks(),
+        c.layout().nranks(),
+    ] {
+        if ranks > comm_size {
+            return Err(GemmError::Dist(DistError::LayoutLargerThanComm {
+                layout_ranks: ranks,
+                comm_size,
+            }));
+        }
+    }
+    Ok(shape)
 }
 
 /// Tags of the background gathers of `op(A)` and `op(B)` blocks.
@@ -94,19 +126,7 @@ where
     B: DistMatrix<T> + ?Sized,
     M: DistMatrixMut<T> + ?Sized,
 {
-    let shape = check_shapes(a.shape(), op_a, b.shape(), op_b, c.shape())?;
-    for ranks in [
-        a.layout().nranks(),
-        b.layout().nranks(),
-        c.layout().nranks(),
-    ] {
-        if ranks > comm.size() {
-            return Err(GemmError::Dist(DistError::LayoutLargerThanComm {
-                layout_ranks: ranks,
-                comm_size: comm.size(),
-            }));
-        }
-    }
+    let shape = check_inputs(comm.size(), a, op_a, b, op_b, &*c)?;
     crate::check_strategy(strategy, shape, comm.size(), &Default::default())?;
     if shape.m == 0 || shape.n == 0 {
         return Ok(());
@@ -158,6 +178,7 @@ where
     let mut gb = pb.run(comm, &mut b_buf)?;
     for it in 0..ids.len() {
         let next = (it + 1 < ids.len()).then(|| plans(it + 1));
+        let rects = c_rects(it);
         let mut next_recv = next.as_ref().map(|(na, nb)| {
             (
                 vec![T::zero(); na.recv_len()],
@@ -173,7 +194,6 @@ where
                 }
                 _ => Vec::new(),
             };
-            let rects = c_rects(it);
             let first = !ids[..it].contains(&ids[it]);
             if let Some(d) = at(me, it) {
                 let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
@@ -207,7 +227,6 @@ where
             ga = na.finish(ra, &mut a_buf);
             gb = nb.finish(rb, &mut b_buf);
         }
-        let rects = c_rects(it);
         if last[it] {
             // Blocks updated in place take no part in the reduction (every rank knows which).
             let layout = c.layout().clone();
@@ -233,26 +252,16 @@ where
 /// add) and it lies inside one of `r`'s blocks of `layout`. A pure function of global facts,
 /// so every rank gets the same answer for every `r`.
 pub(crate) fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Option<(usize, usize)> {
-    let (rows, cols) = &rects[r];
-    if rows.is_empty() || cols.is_empty() || r >= layout.nranks() {
-        return None;
-    }
-    if rects
-        .iter()
-        .enumerate()
-        .any(|(o, rect)| o != r && rect == &rects[r])
+    if r >= layout.nranks()
+        || rects
+            .iter()
+            .enumerate()
+            .any(|(o, rect)| o != r && rect == &rects[r])
     {
         return None;
     }
-    layout
-        .blocks(r)
-        .into_iter()
-        .find(|b| {
-            b.rows.start <= rows.start
-                && rows.end <= b.rows.end
-                && b.cols.start <= cols.start
-                && cols.end <= b.cols.end
-        })
+    let (rows, cols) = &rects[r];
+    block_containing(&layout.blocks(r), &rects[r])
         .map(|b| (b.local_index(rows.start, cols.start), b.ld))
 }
 

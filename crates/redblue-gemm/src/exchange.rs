@@ -33,6 +33,23 @@ fn pieces_in_block(op: Op, block: &LocalBlock, need: &Rect) -> Option<Rect> {
     (!r.is_empty() && !c.is_empty()).then_some((r, c))
 }
 
+/// The block of `blocks` that holds the whole non-empty rectangle `rect`, if one does.
+pub(crate) fn block_containing<'a>(
+    blocks: &'a [LocalBlock],
+    rect: &Rect,
+) -> Option<&'a LocalBlock> {
+    let (rows, cols) = rect;
+    if rows.is_empty() || cols.is_empty() {
+        return None;
+    }
+    blocks.iter().find(|b| {
+        b.rows.start <= rows.start
+            && rows.end <= b.rows.end
+            && b.cols.start <= cols.start
+            && cols.end <= b.cols.end
+    })
+}
+
 /// Reads element `(i, j)` of `op(X)` from `block` of `X` in `local`.
 fn read_op<T: Scalar>(op: Op, block: &LocalBlock, local: &[T], i: usize, j: usize) -> T {
     match op {
@@ -93,15 +110,8 @@ impl<T: Scalar> GatherPlan<T> {
         let mine = layout.blocks(me);
         let (rows, cols) = needs[me].clone();
         // My whole need inside one of my blocks, untransposed: the caller reads it in place.
-        let in_place = (op == Op::NoTrans && !rows.is_empty() && !cols.is_empty())
-            .then(|| {
-                mine.iter().find(|b| {
-                    b.rows.start <= rows.start
-                        && rows.end <= b.rows.end
-                        && b.cols.start <= cols.start
-                        && cols.end <= b.cols.end
-                })
-            })
+        let in_place = (op == Op::NoTrans)
+            .then(|| block_containing(&mine, &needs[me]))
             .flatten()
             .map(|b| Gathered::InPlace {
                 offset: b.local_index(rows.start, cols.start),

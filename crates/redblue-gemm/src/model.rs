@@ -120,24 +120,30 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
 
 /// The cost of every rank of `strategy` on `shape`, summarised.
 pub fn cosma_cost(strategy: &Strategy, shape: GemmShape) -> CostSummary {
-    let ranks = strategy.ranks();
-    let mut s = CostSummary {
-        ranks,
-        ..Default::default()
-    };
-    let (mut sent, mut received) = (0f64, 0f64);
-    for r in 0..ranks {
-        let c = cosma_rank_cost(strategy, shape, r);
-        s.words_sent_max = s.words_sent_max.max(c.words_sent);
-        s.words_received_max = s.words_received_max.max(c.words_received);
-        s.messages_max = s.messages_max.max(c.messages_sent);
-        s.memory_words_max = s.memory_words_max.max(c.memory_words);
-        sent += c.words_sent as f64;
-        received += c.words_received as f64;
+    CostSummary::over(strategy.ranks(), |r| cosma_rank_cost(strategy, shape, r))
+}
+
+impl CostSummary {
+    /// The costs `cost(r)` of ranks `0..ranks` summarised (maxima and means).
+    pub fn over(ranks: usize, cost: impl Fn(usize) -> RankCost) -> Self {
+        let mut s = CostSummary {
+            ranks,
+            ..Default::default()
+        };
+        let (mut sent, mut received) = (0f64, 0f64);
+        for r in 0..ranks {
+            let c = cost(r);
+            s.words_sent_max = s.words_sent_max.max(c.words_sent);
+            s.words_received_max = s.words_received_max.max(c.words_received);
+            s.messages_max = s.messages_max.max(c.messages_sent);
+            s.memory_words_max = s.memory_words_max.max(c.memory_words);
+            sent += c.words_sent as f64;
+            received += c.words_received as f64;
+        }
+        s.words_sent_avg = sent / ranks as f64;
+        s.words_received_avg = received / ranks as f64;
+        s
     }
-    s.words_sent_avg = sent / ranks as f64;
-    s.words_received_avg = received / ranks as f64;
-    s
 }
 
 /// COSMA's per-rank I/O from the paper (digest §5.5, with the corrected piecewise form):
