@@ -4,6 +4,7 @@
 use crate::validate::{self, check_len};
 use crate::volume::even_split;
 use crate::{combine_into, displacements, CommError, CommStats, Communicator, Counters, Request};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Datum, ReduceOp};
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
@@ -346,12 +347,26 @@ impl ThreadComm {
         let v = self.take::<T>(src, channel, !out.is_empty())?;
         check_len(what, out.len(), v.len())?;
         out.copy_from_slice(&v);
+        recycle(v);
         Ok(())
     }
 
     /// Posts a collective piece (counted when non-empty).
     fn put<T: Datum>(&self, dst: usize, channel: Channel, data: &[T]) -> Result<(), CommError> {
-        self.post(dst, channel, data.to_vec(), !data.is_empty())
+        self.post(dst, channel, copied(data), !data.is_empty())
+    }
+}
+
+/// A copy of `data` to post, in a buffer from this thread's pool (receivers hand message
+/// buffers back to theirs): large messages then land in memory already mapped.
+fn copied<T: Datum>(data: &[T]) -> Vec<T> {
+    match data.first() {
+        None => Vec::new(),
+        Some(&first) => {
+            let mut v = take_buffer(data.len(), first);
+            v.copy_from_slice(data);
+            v
+        }
     }
 }
 
@@ -445,7 +460,7 @@ impl Communicator for ThreadComm {
 
     fn send<T: Datum>(&self, buf: &[T], dest: usize, tag: u32) -> Result<(), CommError> {
         validate::send(self.size(), dest)?;
-        self.post(dest, Channel::P2p(tag), buf.to_vec(), true)
+        self.post(dest, Channel::P2p(tag), copied(buf), true)
     }
 
     fn recv<T: Datum>(&self, buf: &mut [T], src: usize, tag: u32) -> Result<(), CommError> {
@@ -453,6 +468,7 @@ impl Communicator for ThreadComm {
         let v = self.take::<T>(src, Channel::P2p(tag), true)?;
         check_len("received message", buf.len(), v.len())?;
         buf.copy_from_slice(&v);
+        recycle(v);
         Ok(())
     }
 
@@ -481,6 +497,7 @@ impl Communicator for ThreadComm {
                 let v = self.take_ticket::<T>(src, channel, ticket, true)?;
                 check_len("received message", buf.len(), v.len())?;
                 buf.copy_from_slice(&v);
+                recycle(v);
                 Ok(())
             })),
         })

@@ -6,6 +6,7 @@
 
 mod datum;
 mod flags;
+pub mod pool;
 mod scalar;
 
 pub use datum::{Datum, DatumKind, ReduceOp};

@@ -9,7 +9,7 @@
 //! are exactly [`cannon_rank_cost`]'s.
 
 use crate::cosma::{c_in_place, check_inputs, gathered_view, layout_from_pieces, Piece};
-use crate::exchange::{gather_blocks, reduce_blocks, Rect};
+use crate::exchange::{gather_blocks, reduce_blocks, Rect, TAG_A, TAG_B};
 use crate::model::RankCost;
 use crate::plan::{part, GemmShape};
 use crate::GemmError;
@@ -155,8 +155,24 @@ where
         .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(k, q, (i + j) % q), blk(n, q, j))))
         .collect();
     let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
-    let ga = gather_blocks(comm, a.layout(), a.local(), op_a, &a_needs, &mut a_buf)?;
-    let gb = gather_blocks(comm, b.layout(), b.local(), op_b, &b_needs, &mut b_buf)?;
+    let ga = gather_blocks(
+        comm,
+        a.layout(),
+        a.local(),
+        op_a,
+        &a_needs,
+        &mut a_buf,
+        TAG_A,
+    )?;
+    let gb = gather_blocks(
+        comm,
+        b.layout(),
+        b.local(),
+        op_b,
+        &b_needs,
+        &mut b_buf,
+        TAG_B,
+    )?;
     let rects: Vec<Rect> = (0..p)
         .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(n, q, j))))
         .collect();

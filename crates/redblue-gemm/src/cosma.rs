@@ -12,10 +12,11 @@
 //! first (a transform moves each element to its native owner, which then sends it on). The
 //! words this costs beyond the native model are counted like all others.
 
-use crate::exchange::{block_containing, reduce_blocks, GatherPlan, Gathered, Rect};
+use crate::exchange::{block_containing, reduce_blocks, GatherPlan, Gathered, Rect, TAG_A, TAG_B};
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::{GemmError, Strategy};
 use redblue_comm::{wait_all, Communicator};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Op;
 use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
 use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, MatRef, Par};
@@ -79,10 +80,6 @@ where
     }
     Ok(shape)
 }
-
-/// Tags of the background gathers of `op(A)` and `op(B)` blocks.
-const TAG_A: u32 = 0x00C0_5A00;
-const TAG_B: u32 = 0x00C0_5B00;
 
 /// `x = beta·x` without reading `x` when `beta = 0`.
 pub(crate) fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
@@ -174,22 +171,22 @@ where
     // each round posts the next round's transfers (point-to-point, in the background), multiplies,
     // and waits for them. Same words and messages as gathering each round at once.
     let (pa, pb) = plans(0);
-    let mut ga = pa.run(comm, &mut a_buf)?;
-    let mut gb = pb.run(comm, &mut b_buf)?;
+    let mut ga = pa.run(comm, a.local(), &mut a_buf, TAG_A)?;
+    let mut gb = pb.run(comm, b.local(), &mut b_buf, TAG_B)?;
     for it in 0..ids.len() {
         let next = (it + 1 < ids.len()).then(|| plans(it + 1));
         let rects = c_rects(it);
         let mut next_recv = next.as_ref().map(|(na, nb)| {
             (
-                vec![T::zero(); na.recv_len()],
-                vec![T::zero(); nb.recv_len()],
+                take_buffer(na.recv_len(), T::zero()),
+                take_buffer(nb.recv_len(), T::zero()),
             )
         });
         {
             let requests = match (&next, &mut next_recv) {
                 (Some((na, nb)), Some((ra, rb))) => {
-                    let mut r = na.post(comm, ra, TAG_A)?;
-                    r.extend(nb.post(comm, rb, TAG_B)?);
+                    let mut r = na.post(comm, a.local(), ra, TAG_A)?;
+                    r.extend(nb.post(comm, b.local(), rb, TAG_B)?);
                     r
                 }
                 _ => Vec::new(),
@@ -207,7 +204,12 @@ where
                     local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
                 } else {
                     if first {
-                        partials.push((ids[it], vec![T::zero(); rows * cols]));
+                        // Overwritten by the first product (beta = 0), zero if it has none.
+                        let mut fresh = take_buffer(rows * cols, T::zero());
+                        if inner == 0 {
+                            fresh.fill(T::zero());
+                        }
+                        partials.push((ids[it], fresh));
                     }
                     let slot = partials
                         .iter()
@@ -223,7 +225,7 @@ where
             }
             wait_all(requests)?;
         }
-        if let (Some((na, nb)), Some((ra, rb))) = (&next, &next_recv) {
+        if let (Some((na, nb)), Some((ra, rb))) = (&next, next_recv) {
             ga = na.finish(ra, &mut a_buf);
             gb = nb.finish(rb, &mut b_buf);
         }
@@ -242,8 +244,11 @@ where
                 .map(|s| partials.swap_remove(s).1)
                 .unwrap_or_default();
             reduce_blocks(comm, &layout, c.local_mut(), &reduced, &mine, alpha, beta)?;
+            recycle(mine);
         }
     }
+    recycle(a_buf);
+    recycle(b_buf);
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! The two data movements of the multiplication, on any layouts, each one `all_to_all_v`:
+//! The two data movements of the multiplication, on any layouts:
 //! [`gather_blocks`] brings every rank the rectangle of `op(X)` it needs (several ranks may
 //! need the same elements: COSMA's broadcasts), and [`reduce_blocks`] sums every rank's partial
 //! rectangle of `C` into `C`'s layout (COSMA's reduction).
@@ -7,10 +7,15 @@
 //! every rank computes the same counts without asking; a rank sends each piece straight to the
 //! rank that needs it, so the counters follow `redblue_comm::volume`'s `all_to_all_v` rule.
 
-use redblue_comm::{CommError, Communicator};
+use redblue_comm::{wait_all, CommError, Communicator};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
 use redblue_dist::{Layout, LocalBlock};
 use std::ops::Range;
+
+/// Tags of the point-to-point gathers of `op(A)` and `op(B)` blocks.
+pub(crate) const TAG_A: u32 = 0x00C0_5A00;
+pub(crate) const TAG_B: u32 = 0x00C0_5B00;
 
 /// A rectangle of a matrix: rows and columns.
 pub(crate) type Rect = (Range<usize>, Range<usize>);
@@ -87,24 +92,52 @@ pub(crate) enum Gathered {
     },
 }
 
-/// One rank's part of a gather ([`GatherPlan::new`]): its packed pieces for every rank and
-/// the pieces it will receive. Run it at once ([`GatherPlan::run`], one `all_to_all_v`) or in
-/// the background ([`GatherPlan::post`], point-to-point, then [`GatherPlan::finish`]); both move
-/// the same words in the same non-empty messages.
-pub(crate) struct GatherPlan<T> {
+/// One rank's part of a gather ([`GatherPlan::new`]): its packed pieces for every other rank,
+/// its own pieces and the pieces it will receive. Run it at once ([`GatherPlan::run`]) or in the
+/// background ([`GatherPlan::post`], then [`GatherPlan::finish`]): point-to-point messages, one
+/// per non-empty piece list between two different ranks, the volume rule of `all_to_all_v`.
+/// Buffers come from and go back to [`redblue_core::pool`].
+pub(crate) struct GatherPlan<T: Scalar> {
     me: usize,
+    op: Op,
     need: Rect,
     in_place: Option<Gathered>,
     send: Vec<T>,
     send_counts: Vec<usize>,
+    /// My pieces of my own need: copied from my buffer into the receive buffer, never sent.
+    own: Vec<(LocalBlock, Rect)>,
     from: Vec<Vec<Rect>>,
     recv_counts: Vec<usize>,
+}
+
+/// Copies the pieces of `op(X)` (each column-major) from `block`s of `x` into `out`, in order.
+fn pack<'p, T: Scalar>(
+    op: Op,
+    x: &[T],
+    pieces: impl Iterator<Item = (&'p LocalBlock, &'p Rect)>,
+    out: &mut [T],
+) {
+    let mut at = 0;
+    for (block, (pr, pc)) in pieces {
+        for j in pc.clone() {
+            let dst = &mut out[at..at + pr.len()];
+            if op == Op::NoTrans {
+                let start = block.local_index(pr.start, j);
+                dst.copy_from_slice(&x[start..start + pr.len()]);
+            } else {
+                for (y, i) in dst.iter_mut().zip(pr.clone()) {
+                    *y = read_op(op, block, x, i, j);
+                }
+            }
+            at += pr.len();
+        }
+    }
 }
 
 impl<T: Scalar> GatherPlan<T> {
     /// Plans the gather on every rank of the rectangle `needs[rank]` of `op(X)`, `x` being this
     /// rank's buffer of `X` laid out by `layout` (`needs` has one entry per rank; empty
-    /// rectangles for ranks that need nothing). The rank's pieces are packed now.
+    /// rectangles for ranks that need nothing). The pieces for other ranks are packed now.
     pub(crate) fn new(me: usize, layout: &impl Layout, x: &[T], op: Op, needs: &[Rect]) -> Self {
         let p = needs.len();
         let mine = layout.blocks(me);
@@ -117,40 +150,47 @@ impl<T: Scalar> GatherPlan<T> {
                 offset: b.local_index(rows.start, cols.start),
                 ld: b.ld,
             });
-        // What I send: for each rank, my pieces of its need, packed in the need's column-major
-        // order piece by piece (nothing to myself when I read in place).
-        let mut send = Vec::new();
-        let mut send_counts = vec![0; p];
-        for (r, need) in needs.iter().enumerate() {
-            if r == me && in_place.is_some() {
-                continue;
-            }
-            let before = send.len();
-            for (b, (pr, pc)) in pieces(op, need, &mine) {
-                let block = &mine[b];
-                for j in pc.clone() {
-                    if op == Op::NoTrans {
-                        let start = block.local_index(pr.start, j);
-                        send.extend_from_slice(&x[start..start + pr.len()]);
-                    } else {
-                        send.extend(pr.clone().map(|i| read_op(op, block, x, i, j)));
-                    }
+        // What I send: for each other rank, my pieces of its need, packed in the need's
+        // column-major order piece by piece.
+        let outgoing: Vec<Vec<(usize, Rect)>> = needs
+            .iter()
+            .enumerate()
+            .map(|(r, need)| {
+                if r == me {
+                    Vec::new()
+                } else {
+                    pieces(op, need, &mine)
                 }
-            }
-            send_counts[r] = send.len() - before;
-        }
+            })
+            .collect();
+        let send_counts: Vec<usize> = outgoing
+            .iter()
+            .map(|ps| ps.iter().map(|(_, (r, c))| r.len() * c.len()).sum())
+            .collect();
+        let mut send = take_buffer(send_counts.iter().sum(), T::zero());
+        pack(
+            op,
+            x,
+            outgoing
+                .iter()
+                .flatten()
+                .map(|(b, piece)| (&mine[*b], piece)),
+            &mut send,
+        );
         // What I receive: from each owner, its pieces of my need, in the same order.
         let mut from: Vec<Vec<Rect>> = vec![Vec::new(); p];
-        if !rows.is_empty() && !cols.is_empty() {
+        let mut own = Vec::new();
+        if !rows.is_empty() && !cols.is_empty() && in_place.is_none() {
             for owner in 0..layout.nranks() {
-                if owner == me && in_place.is_some() {
-                    continue;
-                }
                 let blocks = layout.blocks(owner);
-                from[owner] = pieces(op, &needs[me], &blocks)
-                    .into_iter()
-                    .map(|(_, piece)| piece)
-                    .collect();
+                let ps = pieces(op, &needs[me], &blocks);
+                if owner == me {
+                    own = ps
+                        .iter()
+                        .map(|(b, piece)| (blocks[*b].clone(), piece.clone()))
+                        .collect();
+                }
+                from[owner] = ps.into_iter().map(|(_, piece)| piece).collect();
             }
         }
         let recv_counts = from
@@ -159,10 +199,12 @@ impl<T: Scalar> GatherPlan<T> {
             .collect();
         GatherPlan {
             me,
+            op,
             need: (rows, cols),
             in_place,
             send,
             send_counts,
+            own,
             from,
             recv_counts,
         }
@@ -173,7 +215,8 @@ impl<T: Scalar> GatherPlan<T> {
         self.recv_counts.iter().sum()
     }
 
-    /// Runs the gather now: one `all_to_all_v`, then the pieces into `out`.
+    /// Runs the gather now ([`post`](Self::post), wait, [`finish`](Self::finish)); `x` is the
+    /// buffer given to [`new`](Self::new).
     ///
     /// # Collective
     /// # Errors
@@ -181,19 +224,13 @@ impl<T: Scalar> GatherPlan<T> {
     pub(crate) fn run<C: Communicator>(
         &self,
         comm: &C,
+        x: &[T],
         out: &mut Vec<T>,
+        tag: u32,
     ) -> Result<Gathered, CommError> {
-        if self.in_place.is_none() && self.contiguous() {
-            // The pieces arrive in the need's column-major order: receive straight into `out`.
-            let (rows, cols) = &self.need;
-            out.clear();
-            out.resize(rows.len() * cols.len(), T::zero());
-            comm.all_to_all_v(&self.send, &self.send_counts, out, &self.recv_counts)?;
-            return Ok(Gathered::Buffer);
-        }
-        let mut recv = vec![T::zero(); self.recv_len()];
-        comm.all_to_all_v(&self.send, &self.send_counts, &mut recv, &self.recv_counts)?;
-        Ok(self.unpack(&recv, out))
+        let mut recv = take_buffer(self.recv_len(), T::zero());
+        wait_all(self.post(comm, x, &mut recv, tag)?)?;
+        Ok(self.finish(recv, out))
     }
 
     /// Whether the pieces, in arrival order, are full-height column ranges that follow each
@@ -212,8 +249,8 @@ impl<T: Scalar> GatherPlan<T> {
 
     /// Starts the gather in the background: an `irecv` into `recv` (of [`recv_len`]
     /// elements) from every other rank with pieces for me, an `isend` to every other rank I
-    /// have pieces for, all with `tag`; my own pieces are copied at once. Wait for the
-    /// requests, then [`finish`](Self::finish).
+    /// have pieces for, all with `tag`; my own pieces are copied from `x` (the buffer given to
+    /// [`new`](Self::new)) at once. Wait for the requests, then [`finish`](Self::finish).
     ///
     /// # Errors
     /// A communication failure.
@@ -222,6 +259,7 @@ impl<T: Scalar> GatherPlan<T> {
     pub(crate) fn post<'a, C: Communicator>(
         &'a self,
         comm: &'a C,
+        x: &[T],
         recv: &'a mut [T],
         tag: u32,
     ) -> Result<Vec<C::Request<'a>>, CommError> {
@@ -235,13 +273,18 @@ impl<T: Scalar> GatherPlan<T> {
                 continue;
             }
             if src == self.me {
-                chunk.copy_from_slice(&self.send[send_at[src]..send_at[src] + count]);
+                pack(
+                    self.op,
+                    x,
+                    self.own.iter().map(|(b, piece)| (b, piece)),
+                    chunk,
+                );
             } else {
                 requests.push(comm.irecv(chunk, src, tag)?);
             }
         }
         for (dest, &count) in self.send_counts.iter().enumerate() {
-            if count > 0 && dest != self.me {
+            if count > 0 {
                 let piece = &self.send[send_at[dest]..send_at[dest] + count];
                 requests.push(comm.isend(piece, dest, tag)?);
             }
@@ -249,19 +292,20 @@ impl<T: Scalar> GatherPlan<T> {
         Ok(requests)
     }
 
-    /// After the requests of [`post`](Self::post) completed: the pieces in `recv` into `out`.
-    pub(crate) fn finish(&self, recv: &[T], out: &mut Vec<T>) -> Gathered {
-        self.unpack(recv, out)
-    }
-
-    fn unpack(&self, recv: &[T], out: &mut Vec<T>) -> Gathered {
+    /// After the requests of [`post`](Self::post) completed: the pieces in `recv` into `out`
+    /// (taken over whole when they arrived in order); `recv` goes back to the pool.
+    pub(crate) fn finish(&self, recv: Vec<T>, out: &mut Vec<T>) -> Gathered {
         if let Some(place) = self.in_place {
+            recycle(recv);
             return place;
+        }
+        if self.contiguous() {
+            recycle(std::mem::replace(out, recv));
+            return Gathered::Buffer;
         }
         let (rows, cols) = &self.need;
         let ld = rows.len();
-        out.clear();
-        out.resize(rows.len() * cols.len(), T::zero());
+        resize_for_overwrite(out, rows.len() * cols.len());
         let mut at = 0;
         for (pr, pc) in self.from.iter().flatten() {
             for j in pc.clone() {
@@ -270,7 +314,26 @@ impl<T: Scalar> GatherPlan<T> {
                 at += pr.len();
             }
         }
+        recycle(recv);
         Gathered::Buffer
+    }
+}
+
+impl<T: Scalar> Drop for GatherPlan<T> {
+    fn drop(&mut self) {
+        recycle(std::mem::take(&mut self.send));
+    }
+}
+
+/// Makes `v` `len` elements long for a caller that overwrites every element: no fill pass
+/// over memory it already has; a pooled buffer when it has too little.
+pub(crate) fn resize_for_overwrite<T: Scalar>(v: &mut Vec<T>, len: usize) {
+    if v.len() >= len {
+        v.truncate(len);
+    } else if v.capacity() >= len {
+        v.resize(len, T::zero());
+    } else {
+        recycle(std::mem::replace(v, take_buffer(len, T::zero())));
     }
 }
 
@@ -301,8 +364,9 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
     op: Op,
     needs: &[Rect],
     out: &mut Vec<T>,
+    tag: u32,
 ) -> Result<Gathered, CommError> {
-    GatherPlan::new(comm.rank(), layout, x, op, needs).run(comm, out)
+    GatherPlan::new(comm.rank(), layout, x, op, needs).run(comm, x, out, tag)
 }
 
 /// Sums every rank's partial rectangle into `C`: `c = beta·c + alpha·Σ_r partial_r` on the
@@ -326,19 +390,27 @@ pub(crate) fn reduce_blocks<T: Scalar, C: Communicator>(
     // What I send: to each owner, my partial values of its blocks, in canonical order.
     let (rows, cols) = blocks[me].clone();
     let ld = rows.len();
-    let mut send = Vec::new();
-    let mut send_counts = vec![0; p];
+    let mut outgoing: Vec<Vec<Rect>> = vec![Vec::new(); p];
     if !rows.is_empty() && !cols.is_empty() {
-        for owner in 0..layout.nranks() {
-            let before = send.len();
+        for (owner, out) in outgoing.iter_mut().enumerate().take(layout.nranks()) {
             let theirs = layout.blocks(owner);
-            for (_, (pr, pc)) in pieces(Op::NoTrans, &blocks[me], &theirs) {
-                for j in pc {
-                    let start = (pr.start - rows.start) + (j - cols.start) * ld;
-                    send.extend_from_slice(&partial[start..start + pr.len()]);
-                }
-            }
-            send_counts[owner] = send.len() - before;
+            *out = pieces(Op::NoTrans, &blocks[me], &theirs)
+                .into_iter()
+                .map(|(_, piece)| piece)
+                .collect();
+        }
+    }
+    let send_counts: Vec<usize> = outgoing
+        .iter()
+        .map(|ps| ps.iter().map(|(r, c)| r.len() * c.len()).sum())
+        .collect();
+    let mut send = take_buffer(send_counts.iter().sum(), T::zero());
+    let mut at = 0;
+    for (pr, pc) in outgoing.iter().flatten() {
+        for j in pc.clone() {
+            let start = (pr.start - rows.start) + (j - cols.start) * ld;
+            send[at..at + pr.len()].copy_from_slice(&partial[start..start + pr.len()]);
+            at += pr.len();
         }
     }
     // What I receive: from each rank, its partial values of my blocks.
@@ -351,8 +423,9 @@ pub(crate) fn reduce_blocks<T: Scalar, C: Communicator>(
         .iter()
         .map(|ps| ps.iter().map(|(_, (r, c))| r.len() * c.len()).sum())
         .collect();
-    let mut recv = vec![T::zero(); recv_counts.iter().sum()];
+    let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
     comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
+    recycle(send);
     // First C = beta·C on the elements the rectangles cover (zero without reading when
     // beta = 0); rectangles of different ranks are identical (the p_k partial sums of one
     // block) or disjoint, so each distinct one is scaled once. Then add alpha·v for every
@@ -389,5 +462,6 @@ pub(crate) fn reduce_blocks<T: Scalar, C: Communicator>(
             }
         }
     }
+    recycle(recv);
     Ok(())
 }

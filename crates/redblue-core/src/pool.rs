@@ -1,0 +1,123 @@
+//! A per-thread pool of large buffers reused across calls (COSMA keeps a memory pool for the
+//! same reason): a fresh multi-megabyte `Vec` is mapped by the operating system page by page on
+//! first touch, which costs more than copying into memory already mapped.
+//!
+//! Algorithms take their exchange buffers with [`take_buffer`] and hand them back with
+//! [`recycle`]; a thread keeps at most [`POOL_BUFFERS`] buffers (the largest) until it ends
+//! or calls [`release_buffers`]. Buffers below [`POOL_MIN_BYTES`] are not kept: the allocator
+//! serves those from memory it already has.
+
+use std::any::Any;
+use std::cell::RefCell;
+
+/// Most buffers a thread keeps.
+pub const POOL_BUFFERS: usize = 8;
+
+/// Smallest buffer (in bytes of capacity) worth keeping.
+pub const POOL_MIN_BYTES: usize = 1 << 20;
+
+thread_local! {
+    static POOL: RefCell<Vec<(usize, Box<dyn Any>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A vector of `len` elements: a kept buffer of capacity at least `len` whose elements are
+/// whatever it held last (the caller overwrites every element), or a new one filled with
+/// `fill`.
+pub fn take_buffer<T: Copy + 'static>(len: usize, fill: T) -> Vec<T> {
+    let bytes = len * size_of::<T>();
+    let kept = (bytes >= POOL_MIN_BYTES)
+        .then(|| {
+            POOL.with_borrow_mut(|pool| {
+                // The smallest kept buffer of this type that is large enough.
+                let best = pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (cap, b))| *cap >= bytes && b.is::<Vec<T>>())
+                    .min_by_key(|(_, (cap, _))| *cap)
+                    .map(|(i, _)| i)?;
+                pool.swap_remove(best).1.downcast::<Vec<T>>().ok()
+            })
+        })
+        .flatten();
+    match kept {
+        Some(mut v) => {
+            if v.len() >= len {
+                v.truncate(len);
+            } else {
+                v.resize(len, fill);
+            }
+            *v
+        }
+        None => vec![fill; len],
+    }
+}
+
+/// Hands a buffer back to this thread's pool (kept if it is large enough and among the
+/// [`POOL_BUFFERS`] largest).
+pub fn recycle<T: 'static>(v: Vec<T>) {
+    let bytes = v.capacity() * size_of::<T>();
+    if bytes < POOL_MIN_BYTES {
+        return;
+    }
+    POOL.with_borrow_mut(|pool| {
+        pool.push((bytes, Box::new(v)));
+        if pool.len() > POOL_BUFFERS {
+            let smallest = (0..pool.len())
+                .min_by_key(|&i| pool[i].0)
+                .expect("the pool is not empty");
+            pool.swap_remove(smallest);
+        }
+    });
+}
+
+/// Frees every buffer this thread keeps; returns how many bytes of capacity were freed.
+pub fn release_buffers() -> usize {
+    POOL.with_borrow_mut(|pool| pool.drain(..).map(|(bytes, _)| bytes).sum())
+}
+
+/// Bytes of capacity this thread keeps.
+pub fn pooled_bytes() -> usize {
+    POOL.with_borrow(|pool| pool.iter().map(|(bytes, _)| bytes).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recycled_buffer_is_reused_without_refilling() {
+        release_buffers();
+        let len = POOL_MIN_BYTES / 8 + 8;
+        let mut v = take_buffer(len, 0.0f64);
+        v[3] = 7.0;
+        let ptr = v.as_ptr();
+        recycle(v);
+        assert_eq!(pooled_bytes(), len * 8);
+        // Shorter request: the same memory, old contents kept, no fill pass.
+        let w = take_buffer(len - 1, 0.0f64);
+        assert_eq!((w.as_ptr(), w.len(), w[3]), (ptr, len - 1, 7.0));
+        assert_eq!(pooled_bytes(), 0);
+        recycle(w);
+        // Another type never gets it.
+        let z = take_buffer(len, 0u64);
+        assert!(z.iter().all(|&x| x == 0));
+        assert_eq!(pooled_bytes(), len * 8);
+        assert_eq!(release_buffers(), len * 8);
+    }
+
+    #[test]
+    fn small_buffers_are_not_kept_and_the_pool_is_bounded() {
+        release_buffers();
+        recycle(vec![1.0f32; 16]);
+        assert_eq!(pooled_bytes(), 0);
+        for i in 0..POOL_BUFFERS + 3 {
+            recycle(vec![0u8; POOL_MIN_BYTES + i]);
+        }
+        let kept: usize = (3..POOL_BUFFERS + 3).map(|i| POOL_MIN_BYTES + i).sum();
+        assert_eq!(pooled_bytes(), kept, "the largest buffers stay");
+        // A longer request than the buffer holds: the tail is filled.
+        let v = take_buffer(POOL_MIN_BYTES + 4, 9u8);
+        assert_eq!(v.len(), POOL_MIN_BYTES + 4);
+        release_buffers();
+    }
+}
