@@ -1,15 +1,26 @@
 //! COnfLUX: LU factorisation `A = P·L·U` with tournament pivoting on a `[Px, Py, c]` grid
-//! (seed 000, digest §1.4), moving `N³/(P√M)` words per rank where 2D LU moves `N²/√P`.
+//! (seed 000, digest §1.4), moving `N³/(P√M)` words per rank where 2D LU moves `N²/√P`, and the
+//! 2D partial-pivoting baseline on the same pipeline.
 //!
-//! This first part is the planning layer, pure functions of `N`, `P` and the memory: the
-//! lower bound ([`lu_lower_bound`]), the cost models COnfLUX is compared with
-//! ([`two_d_words`], [`candmc_words`], [`capital_words`]), COnfLUX's per-step model on any grid
-//! ([`conflux_words`]) and the choice of the grid ([`choose_grid`]). The factorisation itself
-//! builds on them (issue 5).
+//! [`lu`] factors a matrix in any layout; [`LuFactors`] holds the packed factors and the
+//! permutation. The planning layer is pure: the lower bound ([`lu_lower_bound`]), the models
+//! COnfLUX is compared with ([`two_d_words`], [`candmc_words`], [`capital_words`]), the
+//! leading-order model on any grid ([`conflux_words`]), the exact per-rank counts of a run
+//! ([`lu_rank_costs`]) and the choice of the grid ([`choose_grid`]).
 
+mod api;
+mod error;
+mod factor;
+mod geometry;
 mod grid;
 mod model;
+mod moves;
+mod pivot;
 
+pub use api::{
+    diagonal_pivots, lu, lu_plan, lu_rank_costs, LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK,
+};
+pub use error::LuError;
 pub use grid::{choose_grid, ConfluxGrid, GridError};
 pub use model::{
     candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,

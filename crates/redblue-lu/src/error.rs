@@ -1,0 +1,94 @@
+//! [`LuError`]: everything that can go wrong in a factorisation or a solve, the same on every
+//! rank.
+
+use crate::GridError;
+use redblue_comm::CommError;
+use redblue_dist::DistError;
+use redblue_kernels::KernelError;
+use std::fmt;
+
+/// Why a factorisation or a solve failed. Every rank returns the same error for bad input.
+#[derive(Debug)]
+pub enum LuError {
+    /// `A` is not square.
+    NotSquare {
+        /// Its shape.
+        shape: (usize, usize),
+    },
+    /// A NaN or an infinity in `A` (found before any work).
+    NotFinite,
+    /// `A` is exactly singular: every candidate pivot of this column (0-based) was zero.
+    Singular {
+        /// The column.
+        column: usize,
+    },
+    /// A right-hand side whose height is not `N`.
+    RhsHeight {
+        /// `N`.
+        expected: usize,
+        /// Its height.
+        found: usize,
+    },
+    /// Parameters that cannot work (a zero tile width, a grid larger than the communicator...).
+    InvalidParams(String),
+    /// No grid could be chosen.
+    Grid(GridError),
+    /// A layout problem (transforms in and out).
+    Dist(DistError),
+    /// A communication failure.
+    Comm(CommError),
+    /// A local kernel failure.
+    Kernel(KernelError),
+}
+
+impl fmt::Display for LuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LuError::NotSquare { shape } => {
+                write!(f, "LU needs a square matrix, not {} × {}", shape.0, shape.1)
+            }
+            LuError::NotFinite => write!(f, "the matrix holds a NaN or an infinity"),
+            LuError::Singular { column } => {
+                write!(
+                    f,
+                    "the matrix is singular: no nonzero pivot in column {column}"
+                )
+            }
+            LuError::RhsHeight { expected, found } => write!(
+                f,
+                "the right-hand side has {found} rows, the matrix has {expected}"
+            ),
+            LuError::InvalidParams(why) => write!(f, "invalid LU parameters: {why}"),
+            LuError::Grid(e) => write!(f, "{e}"),
+            LuError::Dist(e) => write!(f, "{e}"),
+            LuError::Comm(e) => write!(f, "{e}"),
+            LuError::Kernel(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LuError {}
+
+impl From<GridError> for LuError {
+    fn from(e: GridError) -> Self {
+        LuError::Grid(e)
+    }
+}
+
+impl From<DistError> for LuError {
+    fn from(e: DistError) -> Self {
+        LuError::Dist(e)
+    }
+}
+
+impl From<CommError> for LuError {
+    fn from(e: CommError) -> Self {
+        LuError::Comm(e)
+    }
+}
+
+impl From<KernelError> for LuError {
+    fn from(e: KernelError) -> Self {
+        LuError::Kernel(e)
+    }
+}

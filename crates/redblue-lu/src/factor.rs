@@ -1,0 +1,569 @@
+//! The factorisation on the native layout: COnfLUX's per-step pipeline (digest §1.4) with row
+//! masking, and the same pipeline on one layer with partial pivoting as the 2D baseline.
+//!
+//! Step `t` factors the columns `J = t·v .. t·v + w` with the active (not yet pivoted) rows `R`:
+//!
+//! 1. the `c` layers' partial sums of the panel `R × J` are added on layer `t mod c` of grid
+//!    column `t mod Py` ([`panel_reduce_moves`]);
+//! 2. the `Px` ranks holding it choose `w` pivot rows (tournament or partial pivoting) and
+//!    factor `A00 = L00·U00` on them;
+//! 3. `A00` and the pivot rows are broadcast to every rank;
+//! 4. the rest of the panel, `R' × J`, goes 1D over the `Py·c` ranks of each grid row
+//!    ([`l10_scatter_moves`]), and 5. the pivot rows right of the panel are summed over the
+//!    layers into a 1D distribution of their columns over the `Px·c` ranks of each grid column
+//!    ([`u01_reduce_moves`]);
+//! 6. local triangular solves: `L10 = A10·U00⁻¹`, `U01 = L00⁻¹·A01`;
+//! 7. every rank `(x, y, z)` receives the `L10` rows of its tiles and the `U01` columns of its
+//!    tiles, restricted to its layer's share of the `w` reduction columns
+//!    ([`l10_spread_moves`], [`u01_spread_moves`]), and
+//! 8. updates its layer's copy: `A11 −= L10[:, share]·U01[share, :]`;
+//! 9. the finished `L10` and `U01` go to layer 0 ([`write_back_moves`]), which ends holding the
+//!    factors in place, in unpermuted rows (row `r` holds `L` left of its pivot column and `U`
+//!    from it on).
+//!
+//! Every communication is planned from global facts, so [`model_costs`] replays it without data.
+
+use crate::geometry::{mark_positions, part, Geometry, Tiles};
+use crate::moves::{exchange, Move};
+use crate::pivot::{partial, partial_transfers, tournament, tournament_transfers, Chosen};
+use crate::LuError;
+use redblue_comm::volume::{self, Transfers};
+use redblue_comm::{CommStats, Communicator, CommunicatorExt};
+use redblue_core::Op;
+use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
+use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+
+/// How a step's pivots are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pivoting {
+    /// Tournament pivoting (COnfLUX): `⌈log₂ Px⌉` playoffs of `w × w` blocks per step.
+    Tournament,
+    /// Partial pivoting (ScaLAPACK): one search over the `Px` panel ranks per column.
+    Partial,
+}
+
+/// The outcome of [`factor`] on one rank.
+pub(crate) struct Factored<T: Scalar> {
+    /// Layer 0's local array of the packed factors (empty off layer 0).
+    pub local: Vec<T>,
+    /// Every step's pivot rows, in pivot order (the same on every rank).
+    pub pivots: Vec<Vec<usize>>,
+    /// `max |A|` and `max |U|` over the whole matrix.
+    pub max_a: f64,
+    pub max_u: f64,
+}
+
+/// Step 1: the layers' partial sums of the panel rows `active × J` to layer `t mod c`.
+pub(crate) fn panel_reduce_moves(g: &Geometry, t: usize, active: &[usize]) -> Vec<Move> {
+    let (y0, z0) = g.panel_owner(t);
+    let cols: Vec<usize> = g.panel(t).collect();
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        let rows: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&r| g.row_px(r) == x)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        for z in (0..g.c).filter(|&z| z != z0) {
+            out.push(Move {
+                from: g.rank(x, y0, z),
+                to: g.rank(x, y0, z0),
+                rows: rows.clone(),
+                cols: cols.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The 1D piece of `L10` rank `(x, y, z)` solves: part `y + Py·z` of grid row `x`'s rows of
+/// `rest`, cut in `Py·c` parts.
+pub(crate) fn l10_piece(g: &Geometry, rest: &[usize], x: usize, q: usize) -> Vec<usize> {
+    let rows: Vec<usize> = rest.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+    rows[part(rows.len(), g.py * g.c, q)].to_vec()
+}
+
+/// The 1D piece of `U01` rank `(x, y, z)` solves: part `x + Px·z` of grid column `y`'s columns
+/// right of the panel, cut in `Px·c` parts.
+pub(crate) fn u01_piece(g: &Geometry, t: usize, y: usize, q: usize) -> Vec<usize> {
+    let start = g.panel(t).end;
+    let cols: Vec<usize> = (start..g.n).filter(|&j| g.col_py(j) == y).collect();
+    cols[part(cols.len(), g.px * g.c, q)].to_vec()
+}
+
+/// Step 4: the reduced panel rows `rest × J` to their 1D pieces.
+pub(crate) fn l10_scatter_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
+    let (y0, z0) = g.panel_owner(t);
+    let cols: Vec<usize> = g.panel(t).collect();
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        for q in 0..g.py * g.c {
+            let rows = l10_piece(g, rest, x, q);
+            if !rows.is_empty() {
+                out.push(Move {
+                    from: g.rank(x, y0, z0),
+                    to: g.rank(x, q % g.py, q / g.py),
+                    rows,
+                    cols: cols.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Step 5: every layer's partial sums of the pivot rows right of the panel to the 1D pieces
+/// of their columns (the receiver adds them up).
+pub(crate) fn u01_reduce_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        for q in 0..g.px * g.c {
+            let cols = u01_piece(g, t, y, q);
+            if cols.is_empty() {
+                continue;
+            }
+            let to = g.rank(q % g.px, y, q / g.px);
+            for x in 0..g.px {
+                let rows: Vec<usize> = piv.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                for z in 0..g.c {
+                    out.push(Move {
+                        from: g.rank(x, y, z),
+                        to,
+                        rows: rows.clone(),
+                        cols: cols.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Step 7a: the `L10` pieces to every rank of their grid row, each rank getting its layer's
+/// share of the panel columns.
+pub(crate) fn l10_spread_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
+    let panel = g.panel(t);
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        for q in 0..g.py * g.c {
+            let rows = l10_piece(g, rest, x, q);
+            if rows.is_empty() {
+                continue;
+            }
+            let from = g.rank(x, q % g.py, q / g.py);
+            for z in 0..g.c {
+                let share = part(panel.len(), g.c, z);
+                if share.is_empty() {
+                    continue;
+                }
+                let cols: Vec<usize> = share.map(|j| panel.start + j).collect();
+                for y in 0..g.py {
+                    out.push(Move {
+                        from,
+                        to: g.rank(x, y, z),
+                        rows: rows.clone(),
+                        cols: cols.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Step 7b: the `U01` pieces to every rank of their grid column, each rank getting its
+/// layer's share of the pivot rows.
+pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        for q in 0..g.px * g.c {
+            let cols = u01_piece(g, t, y, q);
+            if cols.is_empty() {
+                continue;
+            }
+            let from = g.rank(q % g.px, y, q / g.px);
+            for z in 0..g.c {
+                let rows = piv[part(piv.len(), g.c, z)].to_vec();
+                if rows.is_empty() {
+                    continue;
+                }
+                for x in 0..g.px {
+                    out.push(Move {
+                        from,
+                        to: g.rank(x, y, z),
+                        rows: rows.clone(),
+                        cols: cols.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Step 9: the solved `L10` and `U01` pieces to layer 0's tiles.
+pub(crate) fn write_back_moves(g: &Geometry, t: usize, rest: &[usize], piv: &[usize]) -> Vec<Move> {
+    let (y0, _) = g.panel_owner(t);
+    let panel: Vec<usize> = g.panel(t).collect();
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        for q in 0..g.py * g.c {
+            let rows = l10_piece(g, rest, x, q);
+            if !rows.is_empty() {
+                out.push(Move {
+                    from: g.rank(x, q % g.py, q / g.py),
+                    to: g.rank(x, y0, 0),
+                    rows,
+                    cols: panel.clone(),
+                });
+            }
+        }
+    }
+    for y in 0..g.py {
+        for q in 0..g.px * g.c {
+            let cols = u01_piece(g, t, y, q);
+            if cols.is_empty() {
+                continue;
+            }
+            for x in 0..g.px {
+                let rows: Vec<usize> = piv.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+                if !rows.is_empty() {
+                    out.push(Move {
+                        from: g.rank(q % g.px, y, q / g.px),
+                        to: g.rank(x, y, 0),
+                        rows,
+                        cols: cols.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
+/// on `comm` (whose first `g.ranks()` ranks form the grid).
+///
+/// # Collective
+/// # Errors
+/// The same on every rank: [`LuError::NotFinite`] before any work, [`LuError::Singular`] at the
+/// first exactly zero pivot; a communication or kernel failure.
+pub(crate) fn factor<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    pivoting: Pivoting,
+    local: Vec<T>,
+) -> Result<Factored<T>, LuError> {
+    let me = comm.rank();
+    let coords = g.coords(me);
+    // NaN or Inf anywhere: the same error everywhere, before any work.
+    let finite = local.iter().all(|x| x.is_finite());
+    let max_a = local.iter().fold(0.0f64, |m, x| m.max(x.abs().to_f64()));
+    let mut check = [if finite { 0.0 } else { 1.0 }, max_a];
+    comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
+    if check[0] > 0.0 {
+        return Err(LuError::NotFinite);
+    }
+    let max_a = check[1];
+
+    let mut tiles = match coords {
+        Some((x, y, z)) => {
+            let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
+            Tiles::new(g, x, y, if z == 0 { local } else { vec![T::zero(); len] })
+        }
+        None => Tiles::empty(g),
+    };
+    let n = g.n;
+    let mut active: Vec<usize> = (0..n).collect();
+    let mut all_piv = Vec::new();
+    let mut max_u = 0.0f64;
+    let mut pos = vec![usize::MAX; n];
+    let mut pos2 = vec![usize::MAX; n];
+    let mut pivoted = vec![false; n];
+    for t in 0..g.steps() {
+        let panel = g.panel(t);
+        let w = panel.len();
+        let (y0, z0) = g.panel_owner(t);
+        // 1. The panel's layer sums.
+        let m1 = panel_reduce_moves(g, t, &active);
+        exchange(comm, &m1, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
+            let a = tiles.at(i, j);
+            *a += v;
+        });
+        // 2. Pivots.
+        let avail: Vec<usize> = (0..g.px)
+            .map(|x| active.iter().filter(|&&r| g.row_px(r) == x).count())
+            .collect();
+        let rank_of = |x: usize| g.rank(x, y0, z0);
+        let chosen: Option<Chosen<T>> = match coords {
+            Some((x, y, z)) if y == y0 && z == z0 => {
+                let rows: Vec<usize> = active
+                    .iter()
+                    .copied()
+                    .filter(|&r| g.row_px(r) == x)
+                    .collect();
+                let vals: Vec<T> = panel
+                    .clone()
+                    .flat_map(|j| rows.iter().map(move |&i| (i, j)))
+                    .map(|(i, j)| tiles.get(i, j))
+                    .collect();
+                match pivoting {
+                    Pivoting::Tournament => tournament(comm, x, &avail, rank_of, &rows, &vals, w)?,
+                    Pivoting::Partial => {
+                        partial(comm, x, g.px, rank_of, |r| g.row_px(r), &rows, &vals, w)?
+                    }
+                }
+            }
+            _ => None,
+        };
+        // 3. A00 and the pivots to everyone.
+        let root = rank_of(0);
+        let mut meta = vec![0u64; 1 + w];
+        let mut a00 = vec![T::zero(); w * w];
+        if let Some(ch) = chosen {
+            meta[0] = ch.first_zero.map_or(0, |j| j as u64 + 1);
+            for (m, &r) in meta[1..].iter_mut().zip(&ch.rows) {
+                *m = r as u64;
+            }
+            a00 = ch.a00;
+        }
+        comm.broadcast(&mut meta, root)?;
+        comm.broadcast(&mut a00, root)?;
+        if meta[0] > 0 {
+            return Err(LuError::Singular {
+                column: panel.start + meta[0] as usize - 1,
+            });
+        }
+        let piv: Vec<usize> = meta[1..].iter().map(|&r| r as usize).collect();
+        for i in 0..w {
+            for k in i..w {
+                max_u = max_u.max(a00[i + k * w].abs().to_f64());
+            }
+        }
+        for &r in &piv {
+            pivoted[r] = true;
+        }
+        let rest: Vec<usize> = active.iter().copied().filter(|&r| !pivoted[r]).collect();
+        let right = panel.end..n;
+
+        // 4. L10's 1D pieces.
+        let m4 = l10_scatter_moves(g, t, &rest);
+        let (mut l10_rows, mut u01_cols) = (Vec::new(), Vec::new());
+        if let Some((x, y, z)) = coords {
+            l10_rows = l10_piece(g, &rest, x, y + g.py * z);
+            u01_cols = u01_piece(g, t, y, x + g.px * z);
+        }
+        let (lm, un) = (l10_rows.len(), u01_cols.len());
+        let mut l10 = vec![T::zero(); lm * w];
+        mark_positions(&mut pos, &l10_rows);
+        exchange(comm, &m4, |i, j| tiles.get(i, j))?
+            .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
+        // 5. U01's 1D pieces, summed over the layers.
+        let m5 = u01_reduce_moves(g, t, &piv);
+        let mut u01 = vec![T::zero(); w * un];
+        mark_positions(&mut pos, &piv);
+        mark_positions(&mut pos2, &u01_cols);
+        exchange(comm, &m5, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
+            let a = &mut u01[pos[i] + pos2[j] * w];
+            *a += v;
+        });
+        // 6. The triangular solves on the pieces.
+        let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
+        if lm > 0 {
+            let b = MatMut::from_slice(&mut l10, lm, w, lm)?;
+            trsm(
+                Side::Right,
+                Uplo::Upper,
+                Op::NoTrans,
+                Diag::NonUnit,
+                T::one(),
+                a00_view,
+                b,
+                Par::Seq,
+            )?;
+        }
+        if un > 0 {
+            let b = MatMut::from_slice(&mut u01, w, un, w.max(1))?;
+            trsm(
+                Side::Left,
+                Uplo::Lower,
+                Op::NoTrans,
+                Diag::Unit,
+                T::one(),
+                a00_view,
+                b,
+                Par::Seq,
+            )?;
+            max_u = u01.iter().fold(max_u, |m, x| m.max(x.abs().to_f64()));
+        }
+        // 7. The pieces to the 2.5D owners: my tiles' rows of L10 and columns of U01, my
+        // layer's share of the panel columns.
+        let (mut my_rows, mut my_cols, mut share) = (Vec::new(), Vec::new(), 0..0);
+        if let Some((x, y, z)) = coords {
+            my_rows = rest.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+            my_cols = right.clone().filter(|&j| g.col_py(j) == y).collect();
+            share = part(w, g.c, z);
+        }
+        let (mr, nc, ks) = (my_rows.len(), my_cols.len(), share.len());
+        let m7a = l10_spread_moves(g, t, &rest);
+        let mut l_share = vec![T::zero(); mr * ks];
+        mark_positions(&mut pos, &l10_rows);
+        mark_positions(&mut pos2, &my_rows);
+        exchange(comm, &m7a, |i, j| l10[pos[i] + (j - panel.start) * lm])?.apply(|i, j, v| {
+            l_share[pos2[i] + (j - panel.start - share.start) * mr] = v;
+        });
+        let m7b = u01_spread_moves(g, t, &piv);
+        let mut u_share = vec![T::zero(); ks * nc];
+        let piv_share = &piv[share.clone()];
+        mark_positions(&mut pos, &u01_cols);
+        mark_positions(&mut pos2, &piv);
+        let read_u = |i: usize, j: usize| u01[pos2[i] + pos[j] * w];
+        let received = exchange(comm, &m7b, read_u)?;
+        let mut pos3 = vec![usize::MAX; n];
+        mark_positions(&mut pos3, &my_cols);
+        mark_positions(&mut pos2, piv_share);
+        received.apply(|i, j, v| u_share[pos2[i] + pos3[j] * ks] = v);
+        // 8. The update of my layer's copy.
+        if mr > 0 && nc > 0 && ks > 0 {
+            let mut prod = vec![T::zero(); mr * nc];
+            gemm(
+                T::one(),
+                MatRef::from_slice(&l_share, mr, ks, mr)?,
+                Op::NoTrans,
+                MatRef::from_slice(&u_share, ks, nc, ks)?,
+                Op::NoTrans,
+                T::zero(),
+                MatMut::from_slice(&mut prod, mr, nc, mr)?,
+                Par::Seq,
+            )?;
+            let first = tiles.cols_from(panel.end).start;
+            let ld = tiles.ld();
+            let local_rows: Vec<usize> = my_rows.iter().map(|&r| tiles.row_pos(r)).collect();
+            for jj in 0..nc {
+                let col = &mut tiles.data[(first + jj) * ld..(first + jj + 1) * ld];
+                for (ii, &lr) in local_rows.iter().enumerate() {
+                    col[lr] -= prod[ii + jj * mr];
+                }
+            }
+        }
+        // 9. Finished values to layer 0: L10, U01, and A00 on its rows' owners.
+        let m9 = write_back_moves(g, t, &rest, &piv);
+        mark_positions(&mut pos, &l10_rows);
+        mark_positions(&mut pos2, &piv);
+        mark_positions(&mut pos3, &u01_cols);
+        exchange(comm, &m9, |i, j| {
+            if panel.contains(&j) {
+                l10[pos[i] + (j - panel.start) * lm]
+            } else {
+                u01[pos2[i] + pos3[j] * w]
+            }
+        })?
+        .apply(|i, j, v| *tiles.at(i, j) = v);
+        if let Some((x, y, 0)) = coords {
+            if y == y0 {
+                for (k, &r) in piv.iter().enumerate() {
+                    if g.row_px(r) == x {
+                        for (jj, j) in panel.clone().enumerate() {
+                            *tiles.at(r, j) = a00[k + jj * w];
+                        }
+                    }
+                }
+            }
+        }
+        all_piv.push(piv);
+        active = rest;
+    }
+    let mut m = [max_u];
+    comm.all_reduce_in_place(&mut m, ReduceOp::Max)?;
+    let local = match coords {
+        Some((_, _, 0)) => tiles.data,
+        _ => Vec::new(),
+    };
+    Ok(Factored {
+        local,
+        pivots: all_piv,
+        max_a,
+        max_u: m[0],
+    })
+}
+
+/// Every rank's counters for [`factor`] on `p` ranks with the given pivots (one list per
+/// step), element size `bytes`: the moves of every step, the pivot choice, the broadcasts and
+/// the two `all_reduce` calls, by the accounting rules of `redblue_comm::volume`.
+pub(crate) fn model_costs(
+    g: &Geometry,
+    p: usize,
+    pivoting: Pivoting,
+    pivots: &[Vec<usize>],
+    bytes: usize,
+) -> Vec<CommStats> {
+    let mut stats = vec![CommStats::default(); p];
+    let mut add = |rank: usize, tr: &Transfers, bytes: usize| {
+        stats[rank] = stats[rank] + tr.stats(rank, bytes);
+    };
+    for r in 0..p {
+        add(r, &volume::all_reduce(r, p, 2), 8);
+    }
+    let mut active: Vec<usize> = (0..g.n).collect();
+    for (t, piv) in pivots.iter().enumerate() {
+        let w = g.panel(t).len();
+        let (y0, z0) = g.panel_owner(t);
+        let rest: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|r| !piv.contains(r))
+            .collect();
+        let avail: Vec<usize> = (0..g.px)
+            .map(|x| active.iter().filter(|&&r| g.row_px(r) == x).count())
+            .collect();
+        let moves = |list: Vec<Move>, add: &mut dyn FnMut(usize, &Transfers, usize)| {
+            for r in 0..p {
+                add(r, &Move::transfers(&list, r, p), bytes);
+            }
+        };
+        moves(panel_reduce_moves(g, t, &active), &mut add);
+        for x in 0..g.px {
+            let per_participant = match pivoting {
+                Pivoting::Tournament => tournament_transfers(&avail, w, x),
+                Pivoting::Partial => {
+                    let winners: Vec<usize> = piv.iter().map(|&r| g.row_px(r)).collect();
+                    partial_transfers(g.px, w, x, &winners)
+                }
+            };
+            let rank = g.rank(x, y0, z0);
+            for tr in per_participant {
+                // Participant indices to ranks; rows and values differ in element size.
+                let to_rank = |v: &Vec<(usize, usize)>| -> Vec<(usize, usize)> {
+                    v.iter().map(|&(o, n)| (g.rank(o, y0, z0), n)).collect()
+                };
+                let tr = Transfers {
+                    sends: to_rank(&tr.sends),
+                    recvs: to_rank(&tr.recvs),
+                    point_to_point: tr.point_to_point,
+                };
+                add(rank, &tr, bytes);
+            }
+        }
+        let root = g.rank(0, y0, z0);
+        for r in 0..p {
+            add(r, &volume::broadcast(r, p, 1 + w, root), 8);
+            add(r, &volume::broadcast(r, p, w * w, root), bytes);
+        }
+        moves(l10_scatter_moves(g, t, &rest), &mut add);
+        moves(u01_reduce_moves(g, t, piv), &mut add);
+        moves(l10_spread_moves(g, t, &rest), &mut add);
+        moves(u01_spread_moves(g, t, piv), &mut add);
+        moves(write_back_moves(g, t, &rest, piv), &mut add);
+        active = rest;
+    }
+    for r in 0..p {
+        add(r, &volume::all_reduce(r, p, 1), 8);
+    }
+    stats
+}

@@ -1,0 +1,221 @@
+//! Where everything lives in the factorisation: the `[Px, Py, c]` grid of ranks, the `v × v`
+//! tiles of each layer (2D block-cyclic, the same on every layer), the 1D pieces of the panels,
+//! and one layer's tiles as a local array ([`Tiles`]). Pure functions of `N`, `v` and the grid.
+
+use crate::ConfluxGrid;
+use redblue_dist::{BlockCyclic, DistError, GridOrder};
+use std::ops::Range;
+
+/// The grid, the tile width and the matrix order: every placement decision of the algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub n: usize,
+    pub v: usize,
+    pub px: usize,
+    pub py: usize,
+    pub c: usize,
+}
+
+impl Geometry {
+    pub(crate) fn new(n: usize, v: usize, grid: ConfluxGrid) -> Self {
+        Geometry {
+            n,
+            v,
+            px: grid.px,
+            py: grid.py,
+            c: grid.c,
+        }
+    }
+
+    /// Ranks the grid uses; ranks beyond them are idle.
+    pub(crate) fn ranks(&self) -> usize {
+        self.px * self.py * self.c
+    }
+
+    /// The rank at grid position `(x, y, z)`: `x + Px·(y + Py·z)` (layer 0 is ranks
+    /// `0..Px·Py`, numbered like a column-major ScaLAPACK grid).
+    pub(crate) fn rank(&self, x: usize, y: usize, z: usize) -> usize {
+        x + self.px * (y + self.py * z)
+    }
+
+    /// Grid position of `rank`, if it is in the grid.
+    pub(crate) fn coords(&self, rank: usize) -> Option<(usize, usize, usize)> {
+        (rank < self.ranks()).then(|| {
+            (
+                rank % self.px,
+                (rank / self.px) % self.py,
+                rank / (self.px * self.py),
+            )
+        })
+    }
+
+    /// The grid row holding global row `g`.
+    pub(crate) fn row_px(&self, g: usize) -> usize {
+        (g / self.v) % self.px
+    }
+
+    /// The grid column holding global column `g`.
+    pub(crate) fn col_py(&self, g: usize) -> usize {
+        (g / self.v) % self.py
+    }
+
+    /// Number of steps, `⌈N / v⌉`.
+    pub(crate) fn steps(&self) -> usize {
+        self.n.div_ceil(self.v)
+    }
+
+    /// The columns step `t` factors: `t·v .. min(N, (t + 1)·v)`.
+    pub(crate) fn panel(&self, t: usize) -> Range<usize> {
+        t * self.v..((t + 1) * self.v).min(self.n)
+    }
+
+    /// The grid column and layer that hold step `t`'s panel after its reduction.
+    pub(crate) fn panel_owner(&self, t: usize) -> (usize, usize) {
+        (t % self.py, t % self.c)
+    }
+
+    /// Global indices (ascending) of the tiles' rows or columns at grid coordinate `x` of `p`.
+    pub(crate) fn owned(&self, x: usize, p: usize) -> Vec<usize> {
+        (0..self.n).filter(|g| (g / self.v) % p == x).collect()
+    }
+
+    /// The layout of one layer: `N × N` in `v × v` tiles over the `Px × Py` grid of ranks
+    /// `0..Px·Py` (column-major), on a communicator of `nranks` ranks.
+    pub(crate) fn layer_layout(&self) -> Result<BlockCyclic, DistError> {
+        Ok(
+            BlockCyclic::new(self.n, self.n, self.v, self.v, self.px, self.py)?
+                .with_order(GridOrder::ColMajor),
+        )
+    }
+}
+
+/// Part `i` of `len` items cut into `parts` contiguous near-equal parts (the first `len % parts`
+/// one longer).
+pub(crate) fn part(len: usize, parts: usize, i: usize) -> Range<usize> {
+    let (q, r) = (len / parts, len % parts);
+    let start = i * q + i.min(r);
+    start..start + q + usize::from(i < r)
+}
+
+/// Writes `pos[g] = i` for the `i`-th entry `g` of `list`.
+pub(crate) fn mark_positions(pos: &mut [usize], list: &[usize]) {
+    for (i, &g) in list.iter().enumerate() {
+        pos[g] = i;
+    }
+}
+
+/// One layer's tiles on one rank: the ScaLAPACK local array of [`Geometry::layer_layout`]
+/// (column-major, rows and columns ascending in global order).
+pub(crate) struct Tiles<T> {
+    pub rows: Vec<usize>,
+    pub cols: Vec<usize>,
+    row_pos: Vec<usize>,
+    col_pos: Vec<usize>,
+    pub data: Vec<T>,
+}
+
+impl<T: Copy> Tiles<T> {
+    /// The tiles of grid position `(x, y)` holding `data` (its local array).
+    pub(crate) fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
+        let rows = geom.owned(x, geom.px);
+        let cols = geom.owned(y, geom.py);
+        let mut row_pos = vec![usize::MAX; geom.n];
+        let mut col_pos = vec![usize::MAX; geom.n];
+        mark_positions(&mut row_pos, &rows);
+        mark_positions(&mut col_pos, &cols);
+        debug_assert_eq!(data.len(), rows.len() * cols.len());
+        Tiles {
+            rows,
+            cols,
+            row_pos,
+            col_pos,
+            data,
+        }
+    }
+
+    /// No tiles (a rank outside the grid).
+    pub(crate) fn empty(geom: &Geometry) -> Self {
+        Tiles {
+            rows: Vec::new(),
+            cols: Vec::new(),
+            row_pos: vec![usize::MAX; geom.n],
+            col_pos: vec![usize::MAX; geom.n],
+            data: Vec::new(),
+        }
+    }
+
+    /// Leading dimension of the local array.
+    pub(crate) fn ld(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Position of global `(i, j)` in the local array (it must be held here).
+    pub(crate) fn index(&self, i: usize, j: usize) -> usize {
+        self.row_pos[i] + self.col_pos[j] * self.rows.len()
+    }
+
+    pub(crate) fn get(&self, i: usize, j: usize) -> T {
+        self.data[self.index(i, j)]
+    }
+
+    pub(crate) fn at(&mut self, i: usize, j: usize) -> &mut T {
+        let k = self.index(i, j);
+        &mut self.data[k]
+    }
+
+    /// Local position of global row `i`.
+    pub(crate) fn row_pos(&self, i: usize) -> usize {
+        self.row_pos[i]
+    }
+
+    /// The local columns at or right of global column `j`: a suffix of the local array.
+    pub(crate) fn cols_from(&self, j: usize) -> Range<usize> {
+        self.cols.partition_point(|&g| g < j)..self.cols.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redblue_dist::Layout;
+
+    #[test]
+    fn parts_tile_the_range() {
+        for len in 0..20 {
+            for parts in 1..7 {
+                let mut next = 0;
+                for i in 0..parts {
+                    let r = part(len, parts, i);
+                    assert_eq!(r.start, next);
+                    next = r.end;
+                }
+                assert_eq!(next, len);
+            }
+        }
+    }
+
+    #[test]
+    fn tiles_match_the_layer_layout() {
+        let grid = ConfluxGrid { px: 2, py: 3, c: 2 };
+        let geom = Geometry::new(23, 4, grid);
+        let layout = geom.layer_layout().unwrap();
+        for x in 0..2 {
+            for y in 0..3 {
+                let r = geom.rank(x, y, 1);
+                assert_eq!(geom.coords(r), Some((x, y, 1)));
+                let len = layout.local_len(geom.rank(x, y, 0));
+                let tiles = Tiles::new(&geom, x, y, vec![0.0; len]);
+                for i in 0..23 {
+                    for j in 0..23 {
+                        let (owner, pos) = layout.to_local(i, j);
+                        if owner == geom.rank(x, y, 0) {
+                            assert_eq!(tiles.index(i, j), pos);
+                            assert_eq!((geom.row_px(i), geom.col_py(j)), (x, y));
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(geom.coords(12), None);
+    }
+}

@@ -1,0 +1,357 @@
+//! Choosing a step's `w` pivot rows among the `Px` ranks that hold the reduced panel:
+//! [`tournament`] (COnfLUX: local partial pivoting picks candidates, a binary tree of playoffs
+//! picks the winners) or [`partial`] (the 2D baseline: one pivot search per column, as
+//! ScaLAPACK's PDGETF2). Both leave the winners, in pivot order, and `A00 = L00\U00` on the
+//! participant at grid row 0; both count their messages by pure functions of the active-row
+//! counts (and, for partial pivoting, of who won), which the cost model reuses.
+
+use redblue_comm::volume::{point_to_point, Transfers};
+use redblue_comm::{wait_all, CommError, Communicator};
+use redblue_core::{RealScalar, Scalar};
+use redblue_kernels::{getrf, KernelScalar, MatMut, Par};
+
+const TAG_VALUES: u32 = 0x00C0_1A00;
+const TAG_ROWS: u32 = 0x00C0_1A01;
+const TAG_MAX: u32 = 0x00C0_1A02;
+const TAG_PIVOT_ROW: u32 = 0x00C0_1A03;
+
+/// Pivots chosen for one step.
+pub(crate) struct Chosen<T> {
+    /// Global rows, in pivot order.
+    pub rows: Vec<usize>,
+    /// `L00\U00`, `w × w` column-major.
+    pub a00: Vec<T>,
+    /// First column (within the panel) whose pivot was exactly zero.
+    pub first_zero: Option<usize>,
+}
+
+/// Gaussian elimination with partial pivoting on the `m × w` block `vals` (column-major), which
+/// it leaves untouched: the `k = min(m, w)` rows it picks (indices into `vals`, in pivot
+/// order), the factored `k × w` block `L\U` of those rows, and the first zero pivot. A column
+/// whose candidates are all zero still picks a row (the selection goes on, so a rank-deficient
+/// subset of rows still hands on rows that span it).
+pub(crate) fn gepp_select<T: KernelScalar>(
+    vals: &[T],
+    m: usize,
+    w: usize,
+) -> (Vec<usize>, Vec<T>, Option<usize>) {
+    let k = m.min(w);
+    let mut a = vals.to_vec();
+    let fast = MatMut::from_slice(&mut a, m, w, m.max(1))
+        .ok()
+        .and_then(|view| getrf(view, Par::Seq).ok());
+    if let Some(info) = fast.filter(|info| info.first_zero_pivot.is_none()) {
+        let order = info.pivots.perm()[..k].to_vec();
+        let fact = (0..w).flat_map(|j| a[j * m..j * m + k].to_vec()).collect();
+        return (order, fact, None);
+    }
+    // A zero pivot: unblocked elimination that skips the column instead of dividing by zero.
+    let mut a = vals.to_vec();
+    let mut p: Vec<usize> = (0..m).collect();
+    let mut first_zero = None;
+    for j in 0..k {
+        let best = (j..m)
+            .max_by(|&x, &y| {
+                a[p[x] + j * m]
+                    .abs()
+                    .partial_cmp(&a[p[y] + j * m].abs())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(y.cmp(&x))
+            })
+            .expect("j < m");
+        p.swap(j, best);
+        let pivot = a[p[j] + j * m];
+        if pivot == T::zero() {
+            first_zero.get_or_insert(j);
+            continue;
+        }
+        for &i in &p[j + 1..] {
+            let l = a[i + j * m] / pivot;
+            a[i + j * m] = l;
+            for jj in j + 1..w {
+                let u = a[p[j] + jj * m];
+                a[i + jj * m] -= l * u;
+            }
+        }
+    }
+    let order = p[..k].to_vec();
+    let fact = (0..w)
+        .flat_map(|j| order.iter().map(|&i| a[i + j * m]).collect::<Vec<_>>())
+        .collect();
+    (order, fact, first_zero)
+}
+
+/// Candidates participant `x` (of `px`) holds when it enters the tournament round at distance
+/// `d` (1, 2, 4, ...): `avail[x]` active rows at the start, at most `w` kept after each playoff.
+pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
+    if d == 1 {
+        return avail[x].min(w);
+    }
+    let h = d / 2;
+    let mine = held(avail, w, x, h);
+    if x.is_multiple_of(d) && x + h < avail.len() {
+        (mine + held(avail, w, x + h, h)).min(w)
+    } else {
+        mine
+    }
+}
+
+/// The tournament's transfers on participant `x` (of `avail.len()`): in the round at distance
+/// `d`, `x` with `x mod 2d = d` sends its candidates (values and row indices, two messages) to
+/// `x − d`.
+pub(crate) fn tournament_transfers(avail: &[usize], w: usize, x: usize) -> Vec<Transfers> {
+    let px = avail.len();
+    let mut out = Vec::new();
+    let mut d = 1;
+    while d < px {
+        if x % (2 * d) == d {
+            let k = held(avail, w, x, d);
+            out.push(point_to_point(Some((x - d, k * w)), None));
+            out.push(point_to_point(Some((x - d, k)), None));
+            break;
+        }
+        if x.is_multiple_of(2 * d) && x + d < px {
+            let k = held(avail, w, x + d, d);
+            out.push(point_to_point(None, Some((x + d, k * w))));
+            out.push(point_to_point(None, Some((x + d, k))));
+        }
+        d *= 2;
+    }
+    out
+}
+
+/// Tournament pivoting on participant `x` of `px`, whose active panel rows are `rows` with
+/// values `vals` (`rows.len() × w`, column-major); `avail[x']` is every participant's active
+/// row count and `rank_of(x')` its rank. Returns the choice on participant 0.
+///
+/// # Errors
+/// A communication failure.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    x: usize,
+    avail: &[usize],
+    rank_of: impl Fn(usize) -> usize,
+    rows: &[usize],
+    vals: &[T],
+    w: usize,
+) -> Result<Option<Chosen<T>>, CommError> {
+    let px = avail.len();
+    let m = rows.len();
+    let (order, mut fact, mut first_zero) = gepp_select(vals, m, w);
+    let mut cand_rows: Vec<usize> = order.iter().map(|&i| rows[i]).collect();
+    let mut cand_vals = pick_rows(vals, m, w, &order);
+    let mut d = 1;
+    while d < px {
+        if x % (2 * d) == d {
+            let to = rank_of(x - d);
+            comm.send(&cand_vals, to, TAG_VALUES)?;
+            let idx: Vec<u64> = cand_rows.iter().map(|&r| r as u64).collect();
+            comm.send(&idx, to, TAG_ROWS)?;
+            return Ok(None);
+        }
+        if x.is_multiple_of(2 * d) && x + d < px {
+            let k = held(avail, w, x + d, d);
+            let from = rank_of(x + d);
+            let mut theirs = vec![T::zero(); k * w];
+            comm.recv(&mut theirs, from, TAG_VALUES)?;
+            let mut idx = vec![0u64; k];
+            comm.recv(&mut idx, from, TAG_ROWS)?;
+            // Stack mine over theirs and play off.
+            let (a, b) = (cand_rows.len(), k);
+            let mut stacked = Vec::with_capacity((a + b) * w);
+            for j in 0..w {
+                stacked.extend_from_slice(&cand_vals[j * a..(j + 1) * a]);
+                stacked.extend_from_slice(&theirs[j * b..(j + 1) * b]);
+            }
+            let all_rows: Vec<usize> = cand_rows
+                .iter()
+                .copied()
+                .chain(idx.iter().map(|&r| r as usize))
+                .collect();
+            let (o, f, z) = gepp_select(&stacked, a + b, w);
+            cand_rows = o.iter().map(|&i| all_rows[i]).collect();
+            cand_vals = pick_rows(&stacked, a + b, w, &o);
+            (fact, first_zero) = (f, z);
+        }
+        d *= 2;
+    }
+    Ok((x == 0).then_some(Chosen {
+        rows: cand_rows,
+        a00: fact,
+        first_zero,
+    }))
+}
+
+/// Rows `order` of the `m × w` column-major block `vals`, as a block of their own.
+fn pick_rows<T: Copy>(vals: &[T], m: usize, w: usize, order: &[usize]) -> Vec<T> {
+    (0..w)
+        .flat_map(|j| order.iter().map(move |&i| vals[i + j * m]))
+        .collect()
+}
+
+/// Partial pivoting's transfers on participant `x` of `px` for a panel of width `w` whose
+/// pivots are held, column by column, by participants `winners`: per column every participant
+/// sends its best candidate (2 words) to every other, then the winner's holder sends the pivot
+/// row (`w` words) to every other.
+pub(crate) fn partial_transfers(
+    px: usize,
+    w: usize,
+    x: usize,
+    winners: &[usize],
+) -> Vec<Transfers> {
+    let mut out = Vec::new();
+    for &holder in winners {
+        for other in (0..px).filter(|&o| o != x) {
+            out.push(point_to_point(Some((other, 2)), Some((other, 2))));
+        }
+        for other in (0..px).filter(|&o| o != holder) {
+            if x == holder {
+                out.push(point_to_point(Some((other, w)), None));
+            } else if x == other {
+                out.push(point_to_point(None, Some((holder, w))));
+            }
+        }
+    }
+    out
+}
+
+/// Partial pivoting on participant `x` of `px` (active panel rows `rows`, values `vals`,
+/// `rows.len() × w` column-major): column by column, the largest candidate of all
+/// participants (ties to the lowest row) is the pivot; its holder sends the pivot row to the
+/// others, and every participant eliminates below it. `holder_of(row)` is the participant
+/// holding a row. Returns the choice on participant 0.
+///
+/// # Errors
+/// A communication failure.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn partial<T: Scalar, C: Communicator>(
+    comm: &C,
+    x: usize,
+    px: usize,
+    rank_of: impl Fn(usize) -> usize,
+    holder_of: impl Fn(usize) -> usize,
+    rows: &[usize],
+    vals: &[T],
+    w: usize,
+) -> Result<Option<Chosen<T>>, CommError> {
+    let m = rows.len();
+    let mut a = vals.to_vec();
+    let mut alive = vec![true; m];
+    let mut chosen = Vec::with_capacity(w);
+    let mut a00 = vec![T::zero(); w * w];
+    let mut first_zero = None;
+    for j in 0..w {
+        // My best candidate: (|value|, row), (-1, -1) if I have none left.
+        let best = (0..m)
+            .filter(|&i| alive[i])
+            .map(|i| (a[i + j * m].abs().to_f64(), rows[i]))
+            .fold(None, |acc: Option<(f64, usize)>, c| match acc {
+                Some(b) if b.0 > c.0 || (b.0 == c.0 && b.1 < c.1) => Some(b),
+                _ => Some(c),
+            });
+        let mine = best.map_or([-1.0, -1.0], |(v, r)| [v, r as f64]);
+        let mut all = vec![[-1.0f64, -1.0]; px];
+        all[x] = mine;
+        let mut theirs = vec![[0.0f64; 2]; px];
+        {
+            let mut requests = Vec::new();
+            for o in (0..px).filter(|&o| o != x) {
+                requests.push(comm.isend(&mine, rank_of(o), TAG_MAX)?);
+            }
+            for (o, slot) in theirs.iter_mut().enumerate().filter(|(o, _)| *o != x) {
+                comm.recv(slot, rank_of(o), TAG_MAX)?;
+            }
+            wait_all(requests)?;
+        }
+        for o in (0..px).filter(|&o| o != x) {
+            all[o] = theirs[o];
+        }
+        let (value, row) =
+            all.iter()
+                .filter(|c| c[1] >= 0.0)
+                .fold((-1.0f64, f64::INFINITY), |(bv, br), c| {
+                    if c[0] > bv || (c[0] == bv && c[1] < br) {
+                        (c[0], c[1])
+                    } else {
+                        (bv, br)
+                    }
+                });
+        let row = row as usize;
+        if value == 0.0 {
+            first_zero.get_or_insert(j);
+        }
+        let holder = holder_of(row);
+        let mut pivot_row = vec![T::zero(); w];
+        if holder == x {
+            let i = rows
+                .iter()
+                .position(|&r| r == row)
+                .expect("the holder has the row");
+            alive[i] = false;
+            for (jj, p) in pivot_row.iter_mut().enumerate() {
+                *p = a[i + jj * m];
+            }
+            let mut requests = Vec::new();
+            for o in (0..px).filter(|&o| o != x) {
+                requests.push(comm.isend(&pivot_row, rank_of(o), TAG_PIVOT_ROW)?);
+            }
+            wait_all(requests)?;
+        } else {
+            comm.recv(&mut pivot_row, rank_of(holder), TAG_PIVOT_ROW)?;
+        }
+        for (jj, &p) in pivot_row.iter().enumerate() {
+            a00[j + jj * w] = p;
+        }
+        chosen.push(row);
+        let pivot = pivot_row[j];
+        if pivot != T::zero() {
+            for i in (0..m).filter(|&i| alive[i]) {
+                let l = a[i + j * m] / pivot;
+                a[i + j * m] = l;
+                for jj in j + 1..w {
+                    a[i + jj * m] -= l * pivot_row[jj];
+                }
+            }
+        }
+    }
+    Ok((x == 0).then_some(Chosen {
+        rows: chosen,
+        a00,
+        first_zero,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_matches_partial_pivoting_and_survives_zero_columns() {
+        // 4 × 2, column 0 largest in row 2, then row 0 after elimination.
+        let vals = [1.0, 0.5, 4.0, 2.0, 3.0, 1.0, 2.0, 1.0];
+        let (order, fact, zero) = gepp_select(&vals, 4, 2);
+        assert_eq!(order[0], 2);
+        assert_eq!(zero, None);
+        assert_eq!(fact[0], 4.0);
+        // A zero first column: still two rows picked, the zero reported.
+        let vals = [0.0, 0.0, 0.0, 1.0, 5.0, 2.0];
+        let (order, _, zero) = gepp_select(&vals, 3, 2);
+        assert_eq!(zero, Some(0));
+        assert_eq!(order.len(), 2);
+        assert!(
+            order.contains(&1),
+            "the row with the largest second entry is kept"
+        );
+    }
+
+    #[test]
+    fn held_counts_follow_the_tree() {
+        let avail = [5, 1, 0, 7, 2];
+        assert_eq!(held(&avail, 3, 0, 1), 3);
+        assert_eq!(held(&avail, 3, 0, 2), 3);
+        assert_eq!(held(&avail, 3, 2, 2), 3);
+        assert_eq!(held(&avail, 3, 4, 4), 2);
+        assert_eq!(held(&avail, 3, 1, 1), 1);
+    }
+}

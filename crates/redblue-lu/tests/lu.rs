@@ -1,0 +1,267 @@
+//! LU on threads-as-ranks: factors against the definition `P·A = L·U`, pivots against
+//! partial pivoting, errors, and every rank's words and messages against the exact model.
+
+use redblue_comm::{run_ranks, Communicator};
+use redblue_core::{c32, c64, RealScalar, Scalar};
+use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
+use redblue_kernels::KernelScalar;
+use redblue_lu::{
+    diagonal_pivots, lu, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuError, LuParams,
+};
+
+/// A deterministic pseudo-random entry in [-1, 1).
+fn rand(i: usize, j: usize, seed: usize) -> f64 {
+    let mut x = ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        ^ ((j as u64 + 7).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        ^ (seed as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 32;
+    (x % 2_000_000) as f64 / 1_000_000.0 - 1.0
+}
+
+fn entry<T: Scalar>(i: usize, j: usize, seed: usize) -> T {
+    T::from_f64_parts(rand(i, j, seed), rand(j, i, seed + 1))
+}
+
+/// `‖P·A − L·U‖_max / (‖A‖_max · N · ε)` from the packed factors gathered on one rank.
+fn residual<T: Scalar>(a: &[T], packed: &[T], perm: &[usize], n: usize) -> f64 {
+    let mut worst = 0.0f64;
+    let mut amax = 0.0f64;
+    for x in a {
+        amax = amax.max(x.abs().to_f64());
+    }
+    for i in 0..n {
+        for j in 0..n {
+            // (L·U)[i, j] = Σ_k L[i,k]·U[k,j], L[i,k] in packed row perm[i] (k < i), U[k,j] in
+            // packed row perm[k] (k ≤ j).
+            let mut s = T::zero();
+            for k in 0..=i.min(j) {
+                let l = if k == i {
+                    T::one()
+                } else {
+                    packed[perm[i] + k * n]
+                };
+                s += l * packed[perm[k] + j * n];
+            }
+            let d = (s - a[perm[i] + j * n]).abs().to_f64();
+            worst = worst.max(d);
+        }
+    }
+    worst / (amax.max(f64::MIN_POSITIVE) * n.max(1) as f64 * T::epsilon().to_f64())
+}
+
+/// Factors `f(i, j)` of order `n` on `p` ranks in a block-cyclic layout and returns the
+/// residual and the permutation (from rank 0).
+fn check<T: KernelScalar>(
+    n: usize,
+    p: usize,
+    params: &LuParams,
+    f: impl Fn(usize, usize) -> T + Sync,
+) -> (f64, Vec<usize>, f64) {
+    let out = run_ranks(p, |comm| {
+        let layout = BlockCyclic::new(n, n, 3, 2, 1, p).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, layout, &f).unwrap();
+        let fac = lu(&comm, &a, params).unwrap();
+        let packed = fac.packed().gather(&comm, 0).unwrap();
+        let whole = a.gather(&comm, 0).unwrap();
+        (whole.zip(packed), fac.perm().to_vec(), fac.growth())
+    });
+    let (Some((a, packed)), perm, growth) = out.into_iter().next().unwrap() else {
+        unreachable!("rank 0 gathers")
+    };
+    let mut sorted = perm.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "a permutation");
+    (residual(&a, &packed, &perm, n), perm, growth)
+}
+
+fn params(algorithm: LuAlgorithm, grid: Option<ConfluxGrid>, block: usize) -> LuParams {
+    LuParams {
+        algorithm,
+        grid,
+        block: Some(block),
+        ..LuParams::default()
+    }
+}
+
+#[test]
+fn factors_random_matrices_on_many_grids() {
+    for (n, p, grid, v) in [
+        (1, 1, None, 4),
+        (2, 1, None, 4),
+        (17, 1, None, 4),
+        (23, 2, None, 4),
+        (31, 4, Some(ConfluxGrid { px: 2, py: 1, c: 2 }), 4),
+        (37, 8, Some(ConfluxGrid { px: 2, py: 2, c: 2 }), 4),
+        (29, 3, None, 5),
+        (41, 9, None, 3),
+        (20, 5, None, 4),
+        (0, 3, None, 4),
+    ] {
+        for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
+            let grid = if algorithm == LuAlgorithm::TwoD {
+                None
+            } else {
+                grid
+            };
+            let (res, _, growth) =
+                check::<f64>(n, p, &params(algorithm, grid, v), |i, j| entry(i, j, 3));
+            assert!(res < 10.0, "n={n} p={p} {algorithm}: residual {res}");
+            assert!(n == 0 || growth > 0.0);
+        }
+    }
+}
+
+#[test]
+fn every_scalar_type() {
+    let pr = params(
+        LuAlgorithm::Conflux,
+        Some(ConfluxGrid { px: 2, py: 1, c: 2 }),
+        4,
+    );
+    assert!(check::<f32>(19, 4, &pr, |i, j| entry(i, j, 1)).0 < 10.0);
+    assert!(check::<c32>(19, 4, &pr, |i, j| entry(i, j, 2)).0 < 10.0);
+    assert!(check::<c64>(19, 4, &pr, |i, j| entry(i, j, 3)).0 < 10.0);
+}
+
+#[test]
+fn partial_pivoting_picks_the_largest_entry_like_lapack() {
+    // The 2D baseline's pivots are those of the kernel's getrf.
+    let n = 21;
+    let f = |i: usize, j: usize| entry::<f64>(i, j, 9);
+    let (_, perm, _) = check::<f64>(n, 4, &params(LuAlgorithm::TwoD, None, 4), f);
+    let mut a: Vec<f64> = (0..n * n).map(|k| f(k % n, k / n)).collect();
+    let view = redblue_kernels::MatMut::from_slice(&mut a, n, n, n).unwrap();
+    let info = redblue_kernels::getrf(view, redblue_kernels::Par::Seq).unwrap();
+    assert_eq!(perm, info.pivots.perm());
+}
+
+#[test]
+fn matrices_that_need_pivoting() {
+    let n = 26;
+    for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
+        let pr = params(algorithm, None, 4);
+        // A permuted identity: zero diagonal everywhere.
+        let (res, perm, _) =
+            check::<f64>(n, 4, &pr, |i, j| f64::from(u8::from((i * 7 + 3) % n == j)));
+        assert!(res < 1.0, "{algorithm}");
+        assert!((0..n).all(|i| (perm[i] * 7 + 3) % n == i));
+        // Rows scaled by 1e±8 and a zero diagonal.
+        let (res, _, _) = check::<f64>(n, 6, &pr, |i, j| {
+            let s = if i % 2 == 0 { 1e8 } else { 1e-8 };
+            if i == j {
+                0.0
+            } else {
+                s * entry::<f64>(i, j, 5)
+            }
+        });
+        assert!(res < 10.0, "{algorithm}: {res}");
+    }
+}
+
+#[test]
+fn bad_input_gives_the_same_error_on_every_rank() {
+    let errs =
+        run_ranks(4, |comm| {
+            let a =
+                OwnedDistMatrix::from_fn(&comm, GridLayout::even(6, 5, 2, 2).unwrap(), |_, _| 1.0)
+                    .unwrap();
+            let e1 = lu(&comm, &a, &LuParams::default())
+                .err()
+                .map(|e| e.to_string());
+            // Exactly singular: column 3 is zero.
+            let layout = BlockCyclic::new(9, 9, 2, 2, 2, 2).unwrap();
+            let s = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
+                if j == 3 {
+                    0.0
+                } else {
+                    entry::<f64>(i, j, 4)
+                }
+            })
+            .unwrap();
+            let e2 = lu(&comm, &s, &params(LuAlgorithm::Conflux, None, 2)).err();
+            let e3 = lu(&comm, &s, &params(LuAlgorithm::TwoD, None, 2)).err();
+            let nan = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+                if (i, j) == (7, 2) {
+                    f64::NAN
+                } else {
+                    1.0
+                }
+            })
+            .unwrap();
+            let e4 = lu(&comm, &nan, &LuParams::default()).err();
+            (
+                e1,
+                e2.map(|e| e.to_string()),
+                e3.map(|e| e.to_string()),
+                e4.map(|e| matches!(e, LuError::NotFinite)),
+            )
+        });
+    for e in &errs {
+        assert_eq!(e, &errs[0]);
+    }
+    let (e1, e2, e3, e4) = &errs[0];
+    assert!(e1.as_ref().unwrap().contains("square"));
+    assert!(e2.as_ref().unwrap().contains("column 3"), "{e2:?}");
+    assert!(e3.as_ref().unwrap().contains("column 3"), "{e3:?}");
+    assert_eq!(*e4, Some(true));
+}
+
+/// Measured counters of every rank against the model replayed with the run's pivots, in the
+/// native layout (no transform traffic).
+fn measured_equals_model(n: usize, p: usize, pr: &LuParams) {
+    let (grid, v) = lu_plan(n, p, pr).unwrap();
+    let out = run_ranks(p, |comm| {
+        let g = redblue_dist::BlockCyclic::new(n, n, v, v, grid.px, grid.py)
+            .unwrap()
+            .with_order(redblue_dist::GridOrder::ColMajor);
+        let a = OwnedDistMatrix::from_fn(&comm, g, |i, j| entry::<f64>(i, j, 11)).unwrap();
+        comm.barrier().unwrap();
+        comm.reset_stats();
+        let fac = lu(&comm, &a, pr).unwrap();
+        let stats = comm.stats();
+        (stats, fac.step_pivots().to_vec())
+    });
+    let pivots = &out[0].1;
+    let model = lu_rank_costs(n, p, pr, pivots, 8).unwrap();
+    for (r, (s, _)) in out.iter().enumerate() {
+        let m = &model[r];
+        assert_eq!(
+            (
+                s.words_sent,
+                s.words_received,
+                s.messages_sent,
+                s.messages_received
+            ),
+            (
+                m.words_sent,
+                m.words_received,
+                m.messages_sent,
+                m.messages_received
+            ),
+            "rank {r} of {p}, n = {n}, grid {grid}, {}",
+            pr.algorithm
+        );
+    }
+    // The model before the run (no interchanges) is what a diagonally dominant matrix costs.
+    let _ = diagonal_pivots(n, v);
+}
+
+#[test]
+fn measured_words_equal_the_model_exactly() {
+    for p in [1, 2, 4, 8, 16, 27] {
+        for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
+            measured_equals_model(60, p, &params(algorithm, None, 4));
+        }
+    }
+    measured_equals_model(
+        50,
+        8,
+        &params(
+            LuAlgorithm::Conflux,
+            Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
+            5,
+        ),
+    );
+}
