@@ -2,8 +2,8 @@
 //!
 //! This facade re-exports the crate family: [`core`] (scalars and flags), [`comm`] (the
 //! `Communicator` trait and its backends), [`dist`] (layouts, distributed matrices and
-//! `transform`), [`kernels`] (rank-local dense kernels) and [`gemm`] (COSMA matrix
-//! multiplication and its cost model). `use redblue::prelude::*` brings the everyday names into scope.
+//! `transform`), [`kernels`] (rank-local dense kernels), [`gemm`] (COSMA matrix
+//! multiplication and its cost model) and [`lu`] (COnfLUX and 2D LU, their cost models). `use redblue::prelude::*` brings the everyday names into scope.
 //!
 //! # Examples
 //! A program written once against `Communicator` runs on threads-as-ranks, on one process, and
@@ -31,6 +31,7 @@ pub use redblue_core as core;
 pub use redblue_dist as dist;
 pub use redblue_gemm as gemm;
 pub use redblue_kernels as kernels;
+pub use redblue_lu as lu;
 
 /// The everyday names: scalars, flags, communicators, layouts, matrices and `transform`.
 pub mod prelude {
