@@ -59,11 +59,7 @@ pub(crate) fn panel_reduce_moves(g: &Geometry, t: usize, active: &[usize]) -> Ve
     let cols: Vec<usize> = g.panel(t).collect();
     let mut out = Vec::new();
     for x in 0..g.px {
-        let rows: Vec<usize> = active
-            .iter()
-            .copied()
-            .filter(|&r| g.row_px(r) == x)
-            .collect();
+        let rows = g.rows_of(active, x);
         if rows.is_empty() {
             continue;
         }
@@ -82,7 +78,7 @@ pub(crate) fn panel_reduce_moves(g: &Geometry, t: usize, active: &[usize]) -> Ve
 /// The 1D piece of `L10` rank `(x, y, z)` solves: part `y + Py·z` of grid row `x`'s rows of
 /// `rest`, cut in `Py·c` parts.
 pub(crate) fn l10_piece(g: &Geometry, rest: &[usize], x: usize, q: usize) -> Vec<usize> {
-    let rows: Vec<usize> = rest.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+    let rows = g.rows_of(rest, x);
     rows[part(rows.len(), g.py * g.c, q)].to_vec()
 }
 
@@ -127,7 +123,7 @@ pub(crate) fn u01_reduce_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
             }
             let to = g.rank(q % g.px, y, q / g.px);
             for x in 0..g.px {
-                let rows: Vec<usize> = piv.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+                let rows = g.rows_of(piv, x);
                 if rows.is_empty() {
                     continue;
                 }
@@ -232,7 +228,7 @@ pub(crate) fn write_back_moves(g: &Geometry, t: usize, rest: &[usize], piv: &[us
                 continue;
             }
             for x in 0..g.px {
-                let rows: Vec<usize> = piv.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+                let rows = g.rows_of(piv, x);
                 if !rows.is_empty() {
                     out.push(Move {
                         from: g.rank(q % g.px, y, q / g.px),
@@ -297,17 +293,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             *a += v;
         });
         // 2. Pivots.
-        let avail: Vec<usize> = (0..g.px)
-            .map(|x| active.iter().filter(|&&r| g.row_px(r) == x).count())
-            .collect();
+        let avail = g.row_counts(&active);
         let rank_of = |x: usize| g.rank(x, y0, z0);
         let chosen: Option<Chosen<T>> = match coords {
             Some((x, y, z)) if y == y0 && z == z0 => {
-                let rows: Vec<usize> = active
-                    .iter()
-                    .copied()
-                    .filter(|&r| g.row_px(r) == x)
-                    .collect();
+                let rows = g.rows_of(&active, x);
                 let vals: Vec<T> = panel
                     .clone()
                     .flat_map(|j| rows.iter().map(move |&i| (i, j)))
@@ -406,7 +396,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // layer's share of the panel columns.
         let (mut my_rows, mut my_cols, mut share) = (Vec::new(), Vec::new(), 0..0);
         if let Some((x, y, z)) = coords {
-            my_rows = rest.iter().copied().filter(|&r| g.row_px(r) == x).collect();
+            my_rows = g.rows_of(&rest, x);
             my_cols = right.clone().filter(|&j| g.col_py(j) == y).collect();
             share = part(w, g.c, z);
         }
@@ -519,9 +509,7 @@ pub(crate) fn model_costs(
             .copied()
             .filter(|r| !piv.contains(r))
             .collect();
-        let avail: Vec<usize> = (0..g.px)
-            .map(|x| active.iter().filter(|&&r| g.row_px(r) == x).count())
-            .collect();
+        let avail = g.row_counts(&active);
         let moves = |list: Vec<Move>, add: &mut dyn FnMut(usize, &Transfers, usize)| {
             for r in 0..p {
                 add(r, &Move::transfers(&list, r, p), bytes);

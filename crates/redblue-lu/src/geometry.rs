@@ -74,6 +74,23 @@ impl Geometry {
         (t % self.py, t % self.c)
     }
 
+    /// The rows of `list` (in its order) that grid row `x` holds.
+    pub(crate) fn rows_of(&self, list: &[usize], x: usize) -> Vec<usize> {
+        list.iter()
+            .copied()
+            .filter(|&r| self.row_px(r) == x)
+            .collect()
+    }
+
+    /// How many rows of `list` each grid row holds.
+    pub(crate) fn row_counts(&self, list: &[usize]) -> Vec<usize> {
+        let mut counts = vec![0; self.px];
+        for &r in list {
+            counts[self.row_px(r)] += 1;
+        }
+        counts
+    }
+
     /// Global indices (ascending) of the tiles' rows or columns at grid coordinate `x` of `p`.
     pub(crate) fn owned(&self, x: usize, p: usize) -> Vec<usize> {
         (0..self.n).filter(|g| (g / self.v) % p == x).collect()
