@@ -2,7 +2,8 @@
 //! [`LuFactors`].
 
 use crate::factor::{factor, model_costs, Pivoting};
-use crate::geometry::Geometry;
+use crate::geometry::{Geometry, Tiles};
+use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::{choose_grid, ConfluxGrid, LuError};
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::{Op, Scalar};
@@ -145,6 +146,7 @@ where
     let native = OwnedDistMatrix::from_local(comm, native_layout, f.local)?;
     let mut packed = OwnedDistMatrix::zeros(comm, a.layout().clone())?;
     transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut packed)?;
+    let tiles = layer_tiles(&geom, comm.rank(), native.into_local());
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
         0.0
@@ -153,10 +155,10 @@ where
     };
     Ok(LuFactors {
         packed,
-        native,
-        grid,
-        block: v,
+        tiles,
+        geom,
         pivots: f.pivots,
+        a00: f.a00,
         perm,
         growth,
     })
@@ -167,10 +169,11 @@ where
 /// implied, and row `i` of `U` from column `i` on), and the permutation.
 pub struct LuFactors<T: Scalar, L> {
     packed: OwnedDistMatrix<T, L>,
-    native: OwnedDistMatrix<T, BlockCyclic>,
-    grid: ConfluxGrid,
-    block: usize,
+    /// The same factors in layer 0's tiles (empty off layer 0).
+    tiles: Tiles<T>,
+    geom: Geometry,
     pivots: Vec<Vec<usize>>,
+    a00: Vec<Vec<T>>,
     perm: Vec<usize>,
     growth: f64,
 }
@@ -211,23 +214,160 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// The grid used.
     pub fn grid(&self) -> ConfluxGrid {
-        self.grid
+        ConfluxGrid {
+            px: self.geom.px,
+            py: self.geom.py,
+            c: self.geom.c,
+        }
     }
 
     /// The tile width used.
     pub fn block(&self) -> usize {
-        self.block
+        self.geom.v
     }
 
-    /// The factors in the factorisation's own layout (layer 0's block-cyclic tiles).
-    pub fn native(&self) -> &OwnedDistMatrix<T, BlockCyclic> {
-        &self.native
+    /// The order `N`.
+    pub fn order(&self) -> usize {
+        self.geom.n
+    }
+
+    /// The layout in which [`LuFactors::solve`] takes and returns `nrhs` right-hand sides
+    /// without transforming them: `N × nrhs` in `v × v` tiles over layer 0's `Px × Py` grid
+    /// (ranks `0..Px·Py`, column-major), rows placed like the factors' rows.
+    ///
+    /// # Errors
+    /// None for a factorisation that succeeded (the layout is valid for any `nrhs`).
+    pub fn rhs_layout(&self, nrhs: usize) -> Result<BlockCyclic, LuError> {
+        Ok(rhs_layout(&self.geom, nrhs)?)
+    }
+
+    /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in
+    /// `b`'s layout: the permutation, then forward and back substitution on the factors'
+    /// grid (distributed triangular solves, see the book's LU page). `comm` must be the
+    /// communicator of the factorisation (or one of the same size).
+    ///
+    /// # Collective
+    /// # Errors
+    /// The same on every rank: [`LuError::RhsHeight`] if `b` does not have `N` rows,
+    /// [`LuError::InvalidParams`] if `comm` is smaller than the factorisation's grid or `b`'s
+    /// layout; communication failures.
+    pub fn solve<C, B>(&self, comm: &C, b: &B) -> Result<OwnedDistMatrix<T, B::Layout>, LuError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+    {
+        let (rows, nrhs) = b.shape();
+        if rows != self.geom.n {
+            return Err(LuError::RhsHeight {
+                expected: self.geom.n,
+                found: rows,
+            });
+        }
+        self.check_comm(comm, b.layout().nranks())?;
+        let g = &self.geom;
+        let layout = rhs_layout(g, nrhs)?;
+        let mut native = OwnedDistMatrix::zeros(comm, layout.clone())?;
+        transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
+        let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
+        let x = solve_native(comm, g, &self.pivots, &self.a00, &self.tiles, local, nrhs)?;
+        let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
+        let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
+        transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+
+    /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides
+    /// given in [`LuFactors::rhs_layout`] (no transform traffic), on `p` ranks, for elements
+    /// of `bytes` bytes.
+    pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
+        solve_costs(&self.geom, p, &self.pivots, nrhs, bytes)
+    }
+
+    /// The unit lower triangular `L` of `P·A = L·U`, in the input's layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`LuFactors::solve`] for the communicator; communication failures.
+    pub fn lower<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
+        self.triangle(comm, |i, j, v| match j.cmp(&i) {
+            std::cmp::Ordering::Less => v,
+            std::cmp::Ordering::Equal => T::one(),
+            std::cmp::Ordering::Greater => T::zero(),
+        })
+    }
+
+    /// The upper triangular `U` of `P·A = L·U`, in the input's layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`LuFactors::lower`].
+    pub fn upper<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
+        self.triangle(comm, |i, j, v| if j >= i { v } else { T::zero() })
+    }
+
+    /// The packed factors with their rows permuted (`P·(packed)`), each entry mapped by
+    /// `keep(i, j, value)`, in the input's layout.
+    fn triangle<C: Communicator>(
+        &self,
+        comm: &C,
+        keep: impl Fn(usize, usize, T) -> T,
+    ) -> Result<OwnedDistMatrix<T, L>, LuError> {
+        self.check_comm(comm, self.packed.layout().nranks())?;
+        let g = &self.geom;
+        let mut m = permute_rows(
+            comm,
+            g,
+            &self.perm,
+            |y| g.owned(y, g.py),
+            &self.tiles,
+            (g.n, g.n),
+        )?;
+        let ld = m.ld();
+        for (jj, &j) in m.cols.clone().iter().enumerate() {
+            for (ii, &i) in m.rows.clone().iter().enumerate() {
+                let e = &mut m.data[ii + jj * ld];
+                *e = keep(i, j, *e);
+            }
+        }
+        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
+        let mut out = OwnedDistMatrix::zeros(comm, self.packed.layout().clone())?;
+        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+
+    /// `comm` must hold the factorisation's grid and a layout over `layout_ranks` ranks.
+    fn check_comm<C: Communicator>(&self, comm: &C, layout_ranks: usize) -> Result<(), LuError> {
+        let need = self.geom.ranks().max(layout_ranks);
+        if comm.size() < need {
+            return Err(LuError::InvalidParams(format!(
+                "the communicator has {} ranks, the factors and the matrix need {need}",
+                comm.size()
+            )));
+        }
+        Ok(())
     }
 
     /// Every step's pivot rows.
     pub fn step_pivots(&self) -> &[Vec<usize>] {
         &self.pivots
     }
+}
+
+/// This rank's layer-0 tiles of the factors (`local` is its local array of the layer layout).
+fn layer_tiles<T: Scalar>(g: &Geometry, rank: usize, local: Vec<T>) -> Tiles<T> {
+    match g.coords(rank) {
+        Some((x, y, 0)) => Tiles::new(g, x, y, local),
+        _ => Tiles::empty(g),
+    }
+}
+
+/// This rank's tiles of `nrhs` right-hand sides in [`rhs_layout`].
+fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -> Tiles<T> {
+    let (rows, cols) = match g.coords(rank) {
+        Some((x, y, 0)) => (g.owned(x, g.px), rhs_cols(g, nrhs, y)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    Tiles::from_parts(rows, cols, (g.n, nrhs), local)
 }
 
 /// Every rank's predicted counters for [`lu`] of an `n × n` matrix given in the native layout

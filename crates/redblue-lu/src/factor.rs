@@ -48,6 +48,9 @@ pub(crate) struct Factored<T: Scalar> {
     pub local: Vec<T>,
     /// Every step's pivot rows, in pivot order (the same on every rank).
     pub pivots: Vec<Vec<usize>>,
+    /// Every step's `A00 = L00·U00` (packed, rows in pivot order), kept on the layer-0 ranks of
+    /// grid row `t mod Px` for the triangular solves (empty elsewhere).
+    pub a00: Vec<Vec<T>>,
     /// `max |A|` and `max |U|` over the whole matrix.
     pub max_a: f64,
     pub max_u: f64,
@@ -278,6 +281,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let n = g.n;
     let mut active: Vec<usize> = (0..n).collect();
     let mut all_piv = Vec::new();
+    let mut all_a00 = Vec::new();
     let mut max_u = 0.0f64;
     let mut pos = vec![usize::MAX; n];
     let mut pos2 = vec![usize::MAX; n];
@@ -467,6 +471,13 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             }
         }
         all_piv.push(piv);
+        all_a00.push(
+            if coords.is_some_and(|(x, _, z)| x == g.solver_row(t) && z == 0) {
+                a00
+            } else {
+                Vec::new()
+            },
+        );
         active = rest;
     }
     let mut m = [max_u];
@@ -478,6 +489,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     Ok(Factored {
         local,
         pivots: all_piv,
+        a00: all_a00,
         max_a,
         max_u: m[0],
     })

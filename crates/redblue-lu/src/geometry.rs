@@ -74,6 +74,12 @@ impl Geometry {
         (t % self.py, t % self.c)
     }
 
+    /// The grid row whose layer-0 ranks solve step `t`'s diagonal block in the triangular
+    /// solves: `t mod Px`.
+    pub(crate) fn solver_row(&self, t: usize) -> usize {
+        t % self.px
+    }
+
     /// The rows of `list` (in its order) that grid row `x` holds.
     pub(crate) fn rows_of(&self, list: &[usize], x: usize) -> Vec<usize> {
         list.iter()
@@ -134,10 +140,23 @@ pub(crate) struct Tiles<T> {
 impl<T: Copy> Tiles<T> {
     /// The tiles of grid position `(x, y)` holding `data` (its local array).
     pub(crate) fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
-        let rows = geom.owned(x, geom.px);
-        let cols = geom.owned(y, geom.py);
-        let mut row_pos = vec![usize::MAX; geom.n];
-        let mut col_pos = vec![usize::MAX; geom.n];
+        Self::from_parts(
+            geom.owned(x, geom.px),
+            geom.owned(y, geom.py),
+            (geom.n, geom.n),
+            data,
+        )
+    }
+
+    /// The local array of the given global rows × columns (ascending) of a matrix of `shape`.
+    pub(crate) fn from_parts(
+        rows: Vec<usize>,
+        cols: Vec<usize>,
+        shape: (usize, usize),
+        data: Vec<T>,
+    ) -> Self {
+        let mut row_pos = vec![usize::MAX; shape.0];
+        let mut col_pos = vec![usize::MAX; shape.1];
         mark_positions(&mut row_pos, &rows);
         mark_positions(&mut col_pos, &cols);
         debug_assert_eq!(data.len(), rows.len() * cols.len());
@@ -152,13 +171,7 @@ impl<T: Copy> Tiles<T> {
 
     /// No tiles (a rank outside the grid).
     pub(crate) fn empty(geom: &Geometry) -> Self {
-        Tiles {
-            rows: Vec::new(),
-            cols: Vec::new(),
-            row_pos: vec![usize::MAX; geom.n],
-            col_pos: vec![usize::MAX; geom.n],
-            data: Vec::new(),
-        }
+        Self::from_parts(Vec::new(), Vec::new(), (geom.n, geom.n), Vec::new())
     }
 
     /// Leading dimension of the local array.
@@ -178,6 +191,11 @@ impl<T: Copy> Tiles<T> {
     pub(crate) fn at(&mut self, i: usize, j: usize) -> &mut T {
         let k = self.index(i, j);
         &mut self.data[k]
+    }
+
+    /// Local position of global column `j`.
+    pub(crate) fn col_pos(&self, j: usize) -> usize {
+        self.col_pos[j]
     }
 
     /// Local position of global row `i`.

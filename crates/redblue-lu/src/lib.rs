@@ -2,8 +2,8 @@
 //! (seed 000, digest §1.4), moving `N³/(P√M)` words per rank where 2D LU moves `N²/√P`, and the
 //! 2D partial-pivoting baseline on the same pipeline.
 //!
-//! [`lu`] factors a matrix in any layout; [`LuFactors`] holds the packed factors and the
-//! permutation. The planning layer is pure: the lower bound ([`lu_lower_bound`]), the models
+//! [`lu`] factors a matrix in any layout; [`LuFactors`] holds the factors and the permutation
+//! and solves `A·X = B` for many right-hand sides ([`LuFactors::solve`]). The planning layer is pure: the lower bound ([`lu_lower_bound`]), the models
 //! COnfLUX is compared with ([`two_d_words`], [`candmc_words`], [`capital_words`]), the
 //! leading-order model on any grid ([`conflux_words`]), the exact per-rank counts of a run
 //! ([`lu_rank_costs`]) and the choice of the grid ([`choose_grid`]).
@@ -16,6 +16,7 @@ mod grid;
 mod model;
 mod moves;
 mod pivot;
+mod solve;
 
 pub use api::{
     diagonal_pivots, lu, lu_plan, lu_rank_costs, LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK,

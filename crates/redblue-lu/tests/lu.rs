@@ -3,7 +3,7 @@
 
 use redblue_comm::{run_ranks, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar};
-use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
+use redblue_dist::{BlockCyclic, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
 use redblue_lu::{
     diagonal_pivots, lu, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuError, LuParams,
@@ -264,4 +264,225 @@ fn measured_words_equal_the_model_exactly() {
             5,
         ),
     );
+}
+
+/// `X` with `A·X = B` by the kernel crate: getrf, the permutation, two trsm (column-major,
+/// `a` is `n × n`, `b` is `n × k`).
+fn kernel_solve<T: KernelScalar>(a: &[T], b: &[T], n: usize, k: usize) -> Vec<T> {
+    use redblue_core::{Diag, Op, Side, Uplo};
+    use redblue_kernels::{getrf, trsm, MatMut, MatRef, Par};
+    let mut lu = a.to_vec();
+    let info = getrf(
+        MatMut::from_slice(&mut lu, n, n, n.max(1)).unwrap(),
+        Par::Seq,
+    )
+    .unwrap();
+    let perm = info.pivots.perm();
+    let mut x: Vec<T> = (0..n * k).map(|e| b[perm[e % n] + (e / n) * n]).collect();
+    for (uplo, diag) in [(Uplo::Lower, Diag::Unit), (Uplo::Upper, Diag::NonUnit)] {
+        trsm(
+            Side::Left,
+            uplo,
+            Op::NoTrans,
+            diag,
+            T::one(),
+            MatRef::from_slice(&lu, n, n, n.max(1)).unwrap(),
+            MatMut::from_slice(&mut x, n, k, n.max(1)).unwrap(),
+            Par::Seq,
+        )
+        .unwrap();
+    }
+    x
+}
+
+/// Factors and solves on `p` ranks (A block-cyclic, B in an uneven grid layout) and returns,
+/// from rank 0, `‖B − A·X‖_max / (‖A‖_max·‖X‖_max·N·ε)` and the largest difference from the
+/// kernel's solution relative to its largest entry.
+fn solve_check<T: KernelScalar>(
+    n: usize,
+    p: usize,
+    k: usize,
+    pr: &LuParams,
+    seed: usize,
+) -> (f64, f64) {
+    let out = run_ranks(p, |comm| {
+        let la = BlockCyclic::new(n, n, 3, 2, 1, p).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<T>(i, j, seed)).unwrap();
+        let lb = GridLayout::even(n, k, p.min(2), 1).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| entry::<T>(i, j, seed + 100)).unwrap();
+        let fac = lu(&comm, &a, pr).unwrap();
+        let x = fac.solve(&comm, &b).unwrap();
+        assert_eq!(x.layout(), b.layout());
+        let gathered = (
+            a.gather(&comm, 0).unwrap(),
+            b.gather(&comm, 0).unwrap(),
+            x.gather(&comm, 0).unwrap(),
+        );
+        gathered
+    });
+    let (Some(a), Some(b), Some(x)) = out.into_iter().next().unwrap() else {
+        unreachable!("rank 0 gathers")
+    };
+    let reference = kernel_solve(&a, &b, n, k);
+    let max = |v: &[T]| v.iter().fold(0.0f64, |m, e| m.max(e.abs().to_f64()));
+    let mut resid = 0.0f64;
+    for j in 0..k {
+        for i in 0..n {
+            let ax = (0..n).fold(T::zero(), |s, l| s + a[i + l * n] * x[l + j * n]);
+            resid = resid.max((b[i + j * n] - ax).abs().to_f64());
+        }
+    }
+    let eps = T::epsilon().to_f64();
+    let scale = (max(&a) * max(&x) * n.max(1) as f64 * eps).max(f64::MIN_POSITIVE);
+    let diff = x
+        .iter()
+        .zip(&reference)
+        .fold(0.0f64, |m, (p, q)| m.max((*p - *q).abs().to_f64()));
+    (resid / scale, diff / max(&reference).max(f64::MIN_POSITIVE))
+}
+
+#[test]
+fn solves_agree_with_the_kernel_solution() {
+    for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
+        for (n, p, v, k) in [
+            (1, 1, 4, 1),
+            (19, 1, 4, 3),
+            (23, 2, 4, 5),
+            (30, 4, 3, 7),
+            (37, 6, 5, 2),
+            (41, 9, 3, 11),
+            (0, 2, 4, 3),
+            (12, 3, 4, 0),
+        ] {
+            let (resid, diff) = solve_check::<f64>(n, p, k, &params(algorithm, None, v), 21);
+            assert!(
+                resid < 10.0,
+                "n={n} p={p} k={k} {algorithm}: residual {resid}"
+            );
+            assert!(
+                diff < 1e-10,
+                "n={n} p={p} k={k} {algorithm}: differs from getrf by {diff}"
+            );
+        }
+    }
+    let pr = params(
+        LuAlgorithm::Conflux,
+        Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
+        4,
+    );
+    assert!(solve_check::<f64>(33, 8, 6, &pr, 22).0 < 10.0);
+    assert!(solve_check::<f32>(21, 4, 3, &pr_small(), 23).0 < 10.0);
+    assert!(solve_check::<c32>(21, 4, 3, &pr_small(), 24).0 < 10.0);
+    assert!(solve_check::<c64>(21, 4, 3, &pr_small(), 25).0 < 10.0);
+}
+
+fn pr_small() -> LuParams {
+    params(
+        LuAlgorithm::Conflux,
+        Some(ConfluxGrid { px: 2, py: 1, c: 2 }),
+        4,
+    )
+}
+
+#[test]
+fn lower_and_upper_multiply_back_to_the_permuted_matrix() {
+    let (n, p) = (23, 6);
+    for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
+        let out = run_ranks(p, |comm| {
+            let la = GridLayout::even(n, n, 2, 3).unwrap();
+            let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 31)).unwrap();
+            let fac = lu(&comm, &a, &params(algorithm, None, 4)).unwrap();
+            let l = fac.lower(&comm).unwrap();
+            let u = fac.upper(&comm).unwrap();
+            (
+                a.gather(&comm, 0).unwrap(),
+                l.gather(&comm, 0).unwrap(),
+                u.gather(&comm, 0).unwrap(),
+                fac.perm().to_vec(),
+            )
+        });
+        let (Some(a), Some(l), Some(u), perm) = out.into_iter().next().unwrap() else {
+            unreachable!("rank 0 gathers")
+        };
+        let mut worst = 0.0f64;
+        for i in 0..n {
+            assert_eq!(l[i + i * n], 1.0);
+            for j in 0..n {
+                if j > i {
+                    assert_eq!(l[i + j * n], 0.0);
+                }
+                if j < i {
+                    assert_eq!(u[i + j * n], 0.0);
+                }
+                let lu: f64 = (0..n).map(|k| l[i + k * n] * u[k + j * n]).sum();
+                worst = worst.max((lu - a[perm[i] + j * n]).abs());
+            }
+        }
+        assert!(worst < 1e-13 * n as f64, "{algorithm}: {worst}");
+    }
+}
+
+#[test]
+fn a_right_hand_side_of_the_wrong_height_is_an_error_on_every_rank() {
+    let errs = run_ranks(3, |comm| {
+        let a = OwnedDistMatrix::from_fn(
+            &comm,
+            BlockCyclic::new(8, 8, 2, 2, 1, 3).unwrap(),
+            |i, j| entry::<f64>(i, j, 7),
+        )
+        .unwrap();
+        let fac = lu(&comm, &a, &params(LuAlgorithm::Conflux, None, 2)).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, GridLayout::even(7, 2, 3, 1).unwrap(), |_, _| 1.0)
+            .unwrap();
+        fac.solve(&comm, &b).err().map(|e| e.to_string())
+    });
+    for e in &errs {
+        assert_eq!(e, &errs[0]);
+    }
+    assert!(errs[0].as_ref().unwrap().contains("7 rows"), "{errs:?}");
+}
+
+#[test]
+fn solve_words_equal_the_model_exactly() {
+    for (n, p, k, grid) in [
+        (40, 4, 9, None),
+        (37, 6, 3, None),
+        (45, 8, 12, Some(ConfluxGrid { px: 2, py: 2, c: 2 })),
+        (33, 9, 1, None),
+    ] {
+        let pr = params(LuAlgorithm::Conflux, grid, 4);
+        let out = run_ranks(p, |comm| {
+            let la = BlockCyclic::new(n, n, 2, 2, 1, p).unwrap();
+            let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 41)).unwrap();
+            let fac = lu(&comm, &a, &pr).unwrap();
+            let b = OwnedDistMatrix::from_fn(&comm, fac.rhs_layout(k).unwrap(), |i, j| {
+                entry::<f64>(i, j, 42)
+            })
+            .unwrap();
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            fac.solve(&comm, &b).unwrap();
+            let s = comm.stats();
+            (s, fac.solve_costs(p, k, 8))
+        });
+        for (r, (s, model)) in out.iter().enumerate() {
+            let m = &model[r];
+            assert_eq!(
+                (
+                    s.words_sent,
+                    s.words_received,
+                    s.messages_sent,
+                    s.messages_received
+                ),
+                (
+                    m.words_sent,
+                    m.words_received,
+                    m.messages_sent,
+                    m.messages_received
+                ),
+                "rank {r} of {p}, n = {n}"
+            );
+        }
+        assert!(out.iter().any(|(s, _)| s.words_sent > 0) || p == 1);
+    }
 }

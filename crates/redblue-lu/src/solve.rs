@@ -1,0 +1,372 @@
+//! Triangular solves with the factors of [`lu`](crate::lu) for many right-hand sides, and the
+//! row permutation that turns the packed factors into `L` and `U`.
+//!
+//! The factors stay where the factorisation left them: layer 0's `v × v` tiles in unpermuted
+//! rows (row `perm[i]` holds row `i` of `L` and of `U`). `B` is laid out like them: its rows on
+//! the grid rows holding `A`'s rows, its columns `v` at a time over the grid columns
+//! ([`rhs_layout`]), on layer 0. Forward substitution runs the steps in order and back
+//! substitution in reverse; step `t`, with pivot rows `piv` and the rows `others` it updates
+//! (those pivoted later going forward, earlier going back):
+//!
+//! 1. rows `piv` of `B` go to grid row `t mod Px` of every grid column ([`gather_moves`]),
+//! 2. which solves with the step's diagonal block (`L00` unit lower going forward, `U00` upper
+//!    going back), kept from the factorisation;
+//! 3. the solved rows go to the ranks of the grid column that hold a row of `piv` or of
+//!    `others` ([`spread_moves`]);
+//! 4. the factor's rows `others` of the panel columns go from grid column `t mod Py` along
+//!    their grid rows ([`panel_moves`]), and
+//! 5. every rank updates its rows of `others`: `B[others] −= panel · X`.
+//!
+//! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j`.
+//!
+//! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
+//! panels (`K` right-hand sides), so the panels dominate for few right-hand sides on grids
+//! with many columns. Like the factorisation, every move is planned from global facts, and
+//! [`solve_costs`] replays them.
+
+use crate::geometry::{mark_positions, Geometry, Tiles};
+use crate::moves::{exchange, Move};
+use crate::LuError;
+use redblue_comm::{CommStats, Communicator};
+use redblue_core::{Diag, Op, Side, Uplo};
+use redblue_dist::{BlockCyclic, DistError, GridOrder};
+use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+
+/// The native layout of `nrhs` right-hand sides for the factors of geometry `g`: `N × nrhs` in
+/// `v × v` tiles on layer 0's `Px × Py` grid, rows like `A`'s.
+pub(crate) fn rhs_layout(g: &Geometry, nrhs: usize) -> Result<BlockCyclic, DistError> {
+    Ok(BlockCyclic::new(g.n, nrhs, g.v, g.v, g.px, g.py)?.with_order(GridOrder::ColMajor))
+}
+
+/// The right-hand-side columns (ascending) grid column `y` holds.
+pub(crate) fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
+    (0..nrhs).filter(|&j| (j / g.v) % g.py == y).collect()
+}
+
+/// Which triangle a sweep solves with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sweep {
+    /// `L·Y = B`, steps in order.
+    Forward,
+    /// `U·X = Y`, steps in reverse.
+    Backward,
+}
+
+/// The steps of both sweeps in order of execution: `(sweep, t, others)`.
+fn schedule(pivots: &[Vec<usize>], n: usize) -> Vec<(Sweep, usize, Vec<usize>)> {
+    let mut out = Vec::with_capacity(2 * pivots.len());
+    let mut pivoted = vec![false; n];
+    for (t, piv) in pivots.iter().enumerate() {
+        for &r in piv {
+            pivoted[r] = true;
+        }
+        let later = (0..n).filter(|&r| !pivoted[r]).collect();
+        out.push((Sweep::Forward, t, later));
+    }
+    let mut earlier: Vec<usize> = pivots.iter().flatten().copied().collect();
+    for (t, piv) in pivots.iter().enumerate().rev() {
+        earlier.truncate(earlier.len() - piv.len());
+        out.push((Sweep::Backward, t, earlier.clone()));
+    }
+    out
+}
+
+/// Step 1: rows `piv` of `B` to grid row `t mod Px` of each grid column.
+pub(crate) fn gather_moves(g: &Geometry, nrhs: usize, t: usize, piv: &[usize]) -> Vec<Move> {
+    let xt = g.solver_row(t);
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = rhs_cols(g, nrhs, y);
+        if cols.is_empty() {
+            continue;
+        }
+        for x in 0..g.px {
+            let rows = g.rows_of(piv, x);
+            if !rows.is_empty() {
+                out.push(Move {
+                    from: g.rank(x, y, 0),
+                    to: g.rank(xt, y, 0),
+                    rows,
+                    cols: cols.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Step 3: the solved rows `piv` to the ranks of each grid column holding a row of `piv` or
+/// of `others`.
+pub(crate) fn spread_moves(
+    g: &Geometry,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    others: &[usize],
+) -> Vec<Move> {
+    let counts = g.row_counts(others);
+    let piv_counts = g.row_counts(piv);
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = rhs_cols(g, nrhs, y);
+        if cols.is_empty() {
+            continue;
+        }
+        for x in (0..g.px).filter(|&x| counts[x] + piv_counts[x] > 0) {
+            out.push(Move {
+                from: g.rank(g.solver_row(t), y, 0),
+                to: g.rank(x, y, 0),
+                rows: piv.to_vec(),
+                cols: cols.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Step 4: the factor's rows `others` of step `t`'s panel columns, from grid column `t mod Py`
+/// to the ranks of the same grid row that hold right-hand sides.
+pub(crate) fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+    let (y0, _) = g.panel_owner(t);
+    let panel: Vec<usize> = g.panel(t).collect();
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        let rows = g.rows_of(others, x);
+        if rows.is_empty() {
+            continue;
+        }
+        for y in (0..g.py).filter(|&y| !rhs_cols(g, nrhs, y).is_empty()) {
+            out.push(Move {
+                from: g.rank(x, y0, 0),
+                to: g.rank(x, y, 0),
+                rows: rows.clone(),
+                cols: panel.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Row `j` of the result is row `perm[j]` of a layer-0 matrix whose grid column `y` holds the
+/// columns `cols_of(y)`: the moves, one per (source, destination) pair, listed by destination
+/// row (the sender reads row `perm[j]` for row `j`).
+pub(crate) fn permute_moves(
+    g: &Geometry,
+    perm: &[usize],
+    cols_of: impl Fn(usize) -> Vec<usize>,
+) -> Vec<Move> {
+    let mut groups = vec![Vec::new(); g.px * g.px];
+    for (j, &src) in perm.iter().enumerate() {
+        groups[g.row_px(src) + g.px * g.row_px(j)].push(j);
+    }
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = cols_of(y);
+        if cols.is_empty() {
+            continue;
+        }
+        for (k, rows) in groups.iter().enumerate() {
+            if !rows.is_empty() {
+                out.push(Move {
+                    from: g.rank(k % g.px, y, 0),
+                    to: g.rank(k / g.px, y, 0),
+                    rows: rows.clone(),
+                    cols: cols.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Permutes the rows of a layer-0 matrix (local array `m` on this rank, whose grid column `y`
+/// holds the columns `cols_of(y)`): row `j` of the result is row `perm[j]` of `m`.
+///
+/// # Collective
+pub(crate) fn permute_rows<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    perm: &[usize],
+    cols_of: impl Fn(usize) -> Vec<usize>,
+    m: &Tiles<T>,
+    shape: (usize, usize),
+) -> Result<Tiles<T>, LuError> {
+    let moves = permute_moves(g, perm, cols_of);
+    let mut out = Tiles::from_parts(
+        m.rows.clone(),
+        m.cols.clone(),
+        shape,
+        vec![T::zero(); m.data.len()],
+    );
+    exchange(comm, &moves, |i, j| m.get(perm[i], j))?.apply(|i, j, v| *out.at(i, j) = v);
+    Ok(out)
+}
+
+/// Solves `A·X = B` on layer 0 with the factors `lu` (this rank's layer-0 tiles, unpermuted
+/// rows), the steps' pivots and diagonal blocks (kept on the solving grid rows), for `B` given
+/// as this rank's local array `b` of [`rhs_layout`]; returns `X` in the same layout.
+///
+/// # Collective
+/// # Errors
+/// A communication or kernel failure.
+pub(crate) fn solve_native<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    pivots: &[Vec<usize>],
+    a00: &[Vec<T>],
+    lu: &Tiles<T>,
+    mut b: Tiles<T>,
+    nrhs: usize,
+) -> Result<Tiles<T>, LuError> {
+    let n = g.n;
+    let me = comm.rank();
+    let at = g.coords(me).filter(|&(_, _, z)| z == 0);
+    let ny = b.cols.len();
+    let ld = b.ld();
+    let (mut pos, mut pos2) = (vec![usize::MAX; n], vec![usize::MAX; n]);
+    for (sweep, t, others) in schedule(pivots, n) {
+        let piv = &pivots[t];
+        let w = piv.len();
+        mark_positions(&mut pos, piv);
+        // 1. Rows `piv` to the solving grid row.
+        let mut xs = vec![T::zero(); w * ny];
+        exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
+            .apply(|i, j, v| xs[pos[i] + b.col_pos(j) * w] = v);
+        // 2. The diagonal block's solve.
+        if at.is_some_and(|(x, _, _)| x == g.solver_row(t)) && ny > 0 && w > 0 {
+            let (uplo, diag) = match sweep {
+                Sweep::Forward => (Uplo::Lower, Diag::Unit),
+                Sweep::Backward => (Uplo::Upper, Diag::NonUnit),
+            };
+            trsm(
+                Side::Left,
+                uplo,
+                Op::NoTrans,
+                diag,
+                T::one(),
+                MatRef::from_slice(&a00[t], w, w, w)?,
+                MatMut::from_slice(&mut xs, w, ny, w)?,
+                Par::Seq,
+            )?;
+        }
+        // 3. The solved rows down the grid column; their owners keep them.
+        let mut x_blk = vec![T::zero(); w * ny];
+        exchange(comm, &spread_moves(g, nrhs, t, piv, &others), |i, j| {
+            xs[pos[i] + b.col_pos(j) * w]
+        })?
+        .apply(|i, j, v| {
+            x_blk[pos[i] + b.col_pos(j) * w] = v;
+            if b.row_pos(i) != usize::MAX {
+                *b.at(i, j) = v;
+            }
+        });
+        // 4. The panel rows of `others` this rank updates.
+        let mine = match at {
+            Some((x, _, _)) if ny > 0 => g.rows_of(&others, x),
+            _ => Vec::new(),
+        };
+        let mr = mine.len();
+        let start = g.panel(t).start;
+        let mut panel = vec![T::zero(); mr * w];
+        mark_positions(&mut pos2, &mine);
+        exchange(comm, &panel_moves(g, nrhs, t, &others), |i, j| lu.get(i, j))?
+            .apply(|i, j, v| panel[pos2[i] + (j - start) * mr] = v);
+        // 5. The update.
+        if mr > 0 && w > 0 {
+            let mut prod = vec![T::zero(); mr * ny];
+            gemm(
+                T::one(),
+                MatRef::from_slice(&panel, mr, w, mr)?,
+                Op::NoTrans,
+                MatRef::from_slice(&x_blk, w, ny, w)?,
+                Op::NoTrans,
+                T::zero(),
+                MatMut::from_slice(&mut prod, mr, ny, mr)?,
+                Par::Seq,
+            )?;
+            let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
+            for jj in 0..ny {
+                let col = &mut b.data[jj * ld..(jj + 1) * ld];
+                for (ii, &lr) in local.iter().enumerate() {
+                    col[lr] -= prod[ii + jj * mr];
+                }
+            }
+        }
+    }
+    let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
+    permute_rows(comm, g, &perm, |y| rhs_cols(g, nrhs, y), &b, (n, nrhs))
+}
+
+/// Every rank's counters for [`solve_native`] with `nrhs` right-hand sides on `p` ranks
+/// (element size `bytes`): the moves of every step of both sweeps and the final permutation.
+pub(crate) fn solve_costs(
+    g: &Geometry,
+    p: usize,
+    pivots: &[Vec<usize>],
+    nrhs: usize,
+    bytes: usize,
+) -> Vec<CommStats> {
+    let mut lists = Vec::new();
+    for (_, t, others) in schedule(pivots, g.n) {
+        let piv = &pivots[t];
+        lists.push(gather_moves(g, nrhs, t, piv));
+        lists.push(spread_moves(g, nrhs, t, piv, &others));
+        lists.push(panel_moves(g, nrhs, t, &others));
+    }
+    let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
+    lists.push(permute_moves(g, &perm, |y| rhs_cols(g, nrhs, y)));
+    (0..p)
+        .map(|r| {
+            lists
+                .iter()
+                .map(|l| Move::transfers(l, r, p).stats(r, bytes))
+                .sum()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ConfluxGrid;
+
+    #[test]
+    fn the_schedule_updates_later_rows_forward_and_earlier_rows_back() {
+        let pivots = vec![vec![3, 0], vec![1, 4], vec![2]];
+        let s = schedule(&pivots, 5);
+        let order: Vec<(Sweep, usize)> = s.iter().map(|(d, t, _)| (*d, *t)).collect();
+        assert_eq!(
+            order,
+            [
+                (Sweep::Forward, 0),
+                (Sweep::Forward, 1),
+                (Sweep::Forward, 2),
+                (Sweep::Backward, 2),
+                (Sweep::Backward, 1),
+                (Sweep::Backward, 0),
+            ]
+        );
+        assert_eq!(s[0].2, [1, 2, 4]);
+        assert_eq!(s[1].2, [2]);
+        assert!(s[2].2.is_empty());
+        assert_eq!(s[3].2, [3, 0, 1, 4]);
+        assert_eq!(s[4].2, [3, 0]);
+        assert!(s[5].2.is_empty());
+    }
+
+    #[test]
+    fn permute_moves_carry_every_row_once() {
+        let g = Geometry::new(11, 2, ConfluxGrid { px: 3, py: 2, c: 1 });
+        let perm = [5, 2, 9, 0, 10, 1, 3, 8, 4, 7, 6];
+        let moves = permute_moves(&g, &perm, |y| rhs_cols(&g, 3, y));
+        let mut seen = vec![0; 11];
+        for m in &moves {
+            for &j in &m.rows {
+                seen[j] += m.cols.len();
+                assert_eq!(g.coords(m.from).unwrap().0, g.row_px(perm[j]));
+                assert_eq!(g.coords(m.to).unwrap().0, g.row_px(j));
+            }
+        }
+        assert_eq!(seen, vec![3; 11]);
+    }
+}
