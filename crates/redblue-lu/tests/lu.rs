@@ -313,12 +313,11 @@ fn solve_check<T: KernelScalar>(
         let fac = lu(&comm, &a, pr).unwrap();
         let x = fac.solve(&comm, &b).unwrap();
         assert_eq!(x.layout(), b.layout());
-        let gathered = (
+        (
             a.gather(&comm, 0).unwrap(),
             b.gather(&comm, 0).unwrap(),
             x.gather(&comm, 0).unwrap(),
-        );
-        gathered
+        )
     });
     let (Some(a), Some(b), Some(x)) = out.into_iter().next().unwrap() else {
         unreachable!("rank 0 gathers")
