@@ -1,34 +1,25 @@
-//! `redblue`, the miniapp: `redblue gemm …` runs `C = alpha·op(A)·op(B) + beta·C` on
-//! threads-as-ranks (default) or under `mpirun` (`--backend mpi`, feature `mpi`) and reports the
-//! time, the flop rate and the words moved against the cost model and the lower bound;
-//! `redblue plan gemm …` prints the plan without running anything.
+//! `redblue`, the miniapp: `redblue gemm …` runs `C = alpha·op(A)·op(B) + beta·C` and `redblue
+//! lu …` factors `A = P·L·U` (and solves with it) on threads-as-ranks (default) or under
+//! `mpirun` (`--backend mpi`, feature `mpi`), and both report the time, the flop rate and the
+//! words moved against the cost model and the lower bound; `redblue plan gemm|lu …` prints the
+//! plan without running anything.
 //!
 //! ```text
 //! redblue gemm --m 2000 --n 2000 --k 2000 --ranks 4 --check
 //! redblue gemm --m 512 --n 512 --k 65536 --ranks 8 --algorithm summa --json
 //! redblue plan gemm --m 16384 --n 16384 --k 16384 --ranks 4096 --json
+//! redblue lu --n 4096 --ranks 8 --check
+//! redblue lu --n 2000 --ranks 4 --algorithm 2d --type c64 --json
+//! redblue plan lu --n 65536 --ranks 512 --json
 //! ```
-//!
-//! `--check` computes `‖C·x − (alpha·op(A)·(op(B)·x) + beta·C₀·x)‖ / ((|alpha|·‖A‖·‖B‖ +
-//! |beta|·‖C₀‖)·‖x‖·max(k, 1)·ε)` (Frobenius norms, `x` a random vector; SLATE's tester's idea)
-//! and exits with status 1 if it is above [`RESIDUAL_THRESHOLD`].
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use redblue::comm::{run_ranks, Communicator, CommunicatorExt, ReduceOp};
-use redblue::core::{c32, c64, Op, RealScalar, Scalar};
-use redblue::dist::{AnyLayout, BlockCyclic, OwnedDistMatrix};
-use redblue::gemm::{
-    check_strategy, multiply, parallel_lower_bound, Algorithm, GemmError, GemmShape, PlanOptions,
-    Schedule, Strategy,
-};
-use redblue::kernels::{KernelScalar, Par};
-use serde_json::json;
+mod gemm;
+mod lu;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use redblue::comm::{run_ranks, Communicator};
+use redblue::core::Scalar;
 use std::process::ExitCode;
-use std::time::Instant;
-
-/// `--check` fails above this normalised residual (errors of both products are at most about
-/// `k·ε` relative, so an honest result stays below 2–3).
-const RESIDUAL_THRESHOLD: f64 = 10.0;
 
 #[derive(Parser)]
 #[command(
@@ -44,8 +35,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a distributed multiplication C = alpha·op(A)·op(B) + beta·C and report it.
-    Gemm(GemmArgs),
-    /// Print the plan of a run (strategy, model, lower bound, memory) without running it.
+    Gemm(gemm::GemmArgs),
+    /// Run a distributed LU factorisation A = P·L·U (and a solve) and report it.
+    Lu(lu::LuArgs),
+    /// Print the plan of a run (grid, model, lower bound, memory) without running it.
     Plan {
         #[command(subcommand)]
         what: PlanWhat,
@@ -55,128 +48,28 @@ enum Command {
 #[derive(Subcommand)]
 enum PlanWhat {
     /// The plan of `redblue gemm` with the same arguments.
-    Gemm(GemmArgs),
+    Gemm(gemm::GemmArgs),
+    /// The plan of `redblue lu` with the same arguments.
+    Lu(lu::LuArgs),
 }
 
+/// The element type of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ScalarType {
+pub enum ScalarType {
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `Complex<f32>`.
     C32,
+    /// `Complex<f64>`.
     C64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Backend {
-    /// Threads as ranks in this process (`--ranks` of them).
-    Threads,
-    /// MPI: run under mpirun; the ranks are mpirun's (needs the `mpi` feature).
-    Mpi,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum LayoutKind {
-    /// COSMA's native layouts (no transform traffic).
-    Native,
-    /// ScaLAPACK block-cyclic, 64 × 64 blocks on a near-square grid (read in place).
-    BlockCyclic,
-}
-
-#[derive(Args, Clone, Debug)]
-struct GemmArgs {
-    /// Rows of op(A) and C.
-    #[arg(long, default_value_t = 1024)]
-    m: usize,
-    /// Columns of op(B) and C.
-    #[arg(long, default_value_t = 1024)]
-    n: usize,
-    /// Columns of op(A), rows of op(B).
-    #[arg(long, default_value_t = 1024)]
-    k: usize,
-    /// Ranks (threads backend; under MPI the ranks are mpirun's).
-    #[arg(long, default_value_t = 2)]
-    ranks: usize,
-    /// Element type.
-    #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
-    ty: ScalarType,
-    /// cosma, summa, 2.5d or cannon.
-    #[arg(long, default_value = "cosma")]
-    algorithm: Algorithm,
-    /// Your own strategy, e.g. pm2,sk2,pn2 (overrides --algorithm's).
-    #[arg(long)]
-    strategy: Option<Strategy>,
-    /// Words (matrix elements) each rank may hold.
-    #[arg(long)]
-    memory: Option<u64>,
-    /// Largest fraction of idle ranks COSMA's grid fitting may leave.
-    #[arg(long, default_value_t = 0.03)]
-    idle: f64,
-    /// Repetitions; the time reported is their median.
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
-    /// Check the result (normalised residual; exit status 1 if above the threshold).
-    #[arg(long)]
-    check: bool,
-    /// One JSON object per line instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Threads per rank for the local multiplications.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// threads or mpi.
-    #[arg(long, value_enum, default_value_t = Backend::Threads)]
-    backend: Backend,
-    /// Layout of A, B and C: native or block-cyclic.
-    #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
-    layout: LayoutKind,
-    /// op(A): N, T or C.
-    #[arg(long = "op-a", default_value = "N")]
-    op_a: Op,
-    /// op(B): N, T or C.
-    #[arg(long = "op-b", default_value = "N")]
-    op_b: Op,
-    /// alpha (real part; the imaginary part is 0).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    alpha: f64,
-    /// beta (real part).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    beta: f64,
-}
-
-impl LayoutKind {
-    fn name(self) -> &'static str {
+impl ScalarType {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
         match self {
-            LayoutKind::Native => "native",
-            LayoutKind::BlockCyclic => "block-cyclic",
-        }
-    }
-}
-
-impl GemmArgs {
-    fn shape(&self) -> GemmShape {
-        GemmShape::new(self.m, self.n, self.k)
-    }
-
-    fn options(&self) -> PlanOptions {
-        PlanOptions {
-            memory_words: self.memory,
-            max_idle_fraction: self.idle,
-        }
-    }
-
-    /// What runs on `p` ranks: the user's strategy (checked) or the algorithm's schedule.
-    fn schedule(&self, p: usize) -> Result<Schedule, GemmError> {
-        match &self.strategy {
-            Some(s) => {
-                check_strategy(s, self.shape(), p, &self.options())?;
-                Ok(Schedule::Strategy(s.clone()))
-            }
-            None => Ok(self.algorithm.schedule(self.shape(), p, &self.options())?),
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        match self.ty {
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
             ScalarType::C32 => "c32",
@@ -184,41 +77,54 @@ impl GemmArgs {
         }
     }
 
-    fn algorithm_name(&self) -> String {
-        if self.strategy.is_some() {
-            "custom".into()
-        } else {
-            self.algorithm.to_string()
+    /// Real flops per multiply-add: 2, or 8 for complex types.
+    pub fn flops_per_fma(self) -> f64 {
+        match self {
+            ScalarType::F32 | ScalarType::F64 => 2.0,
+            ScalarType::C32 | ScalarType::C64 => 8.0,
         }
     }
 }
 
-/// What `plan` prints and `gemm` reports besides measurements.
-struct Planned {
-    strategy: Schedule,
-    model_words: u64,
-    model_received_max: u64,
-    lower_bound_words: f64,
-    memory_words_max: u64,
+/// Where the ranks come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// Threads as ranks in this process (`--ranks` of them).
+    Threads,
+    /// MPI: run under mpirun; the ranks are mpirun's (needs the `mpi` feature).
+    Mpi,
 }
 
-fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
-    let strategy = args.schedule(p)?;
-    let shape = args.shape();
-    let cost = strategy.cost(shape, p);
-    let lower_bound_words =
-        parallel_lower_bound(shape, strategy.ranks(), args.memory.map(|m| m as f64));
-    Ok(Planned {
-        strategy,
-        model_words: cost.words_sent_max,
-        model_received_max: cost.words_received_max,
-        lower_bound_words,
-        memory_words_max: cost.memory_words_max,
-    })
+/// The layout the matrices are given in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutKind {
+    /// The algorithm's native layouts (no transform traffic).
+    Native,
+    /// ScaLAPACK block-cyclic, 64 × 64 blocks on a near-square grid (read in place).
+    BlockCyclic,
+}
+
+impl LayoutKind {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutKind::Native => "native",
+            LayoutKind::BlockCyclic => "block-cyclic",
+        }
+    }
+}
+
+/// The near-square ScaLAPACK grid `pr × pc` on `p` ranks (`pr ≤ pc`, `pr·pc = p`).
+pub fn square_grid(p: usize) -> (usize, usize) {
+    let pr = (1..=p)
+        .filter(|r| p.is_multiple_of(*r) && r * r <= p)
+        .max()
+        .unwrap_or(1);
+    (pr, p / pr)
 }
 
 /// A deterministic element in [-1, 1] (both parts for complex types).
-fn value<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
+pub fn value<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
     let h = |x: u64| {
         let v = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) >> 40;
         (v % 2001) as f64 / 1000.0 - 1.0
@@ -227,343 +133,56 @@ fn value<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
     T::from_f64_parts(h(x), h(x ^ 0x5555))
 }
 
-/// What one rank reports after the run.
-struct RankReport {
-    seconds: f64,
-    words_sent: u64,
-    messages_sent: u64,
-    residual: Option<f64>,
+/// A run on every rank of a communicator: `Ok(false)` when its check failed, `Err` (the same
+/// on every rank) when it could not run.
+pub trait Job: Sync {
+    /// `--ranks`.
+    fn ranks(&self) -> usize;
+    /// `--backend`.
+    fn backend(&self) -> Backend;
+    /// Checks the request on `p` ranks before starting them, so that it is reported once.
+    fn check(&self, p: usize) -> Result<(), String>;
+    /// The run on one rank.
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String>;
 }
 
-fn layouts(args: &GemmArgs, strategy: &Schedule, p: usize) -> Result<[AnyLayout; 3], GemmError> {
-    let (m, n, k) = (args.m, args.n, args.k);
-    let a_shape = args.op_a.apply_shape((m, k));
-    let b_shape = args.op_b.apply_shape((k, n));
-    Ok(match args.layout {
-        LayoutKind::Native => {
-            let [a, b, c] = strategy.native_layouts(args.shape(), (args.op_a, args.op_b), p)?;
-            [a.into(), b.into(), c.into()]
-        }
-        LayoutKind::BlockCyclic => {
-            let pr = (1..=p)
-                .filter(|r| p.is_multiple_of(*r) && r * r <= p)
-                .max()
-                .unwrap_or(1);
-            let bc = |(r, c): (usize, usize)| BlockCyclic::new(r, c, 64, 64, pr, p / pr);
-            [bc(a_shape)?.into(), bc(b_shape)?.into(), bc((m, n))?.into()]
-        }
-    })
-}
-
-/// The run on one rank.
-fn run_rank<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    args: &GemmArgs,
-    strategy: &Schedule,
-) -> Result<RankReport, GemmError> {
-    let p = comm.size();
-    let [la, lb, lc] = layouts(args, strategy, p)?;
-    let a = OwnedDistMatrix::from_fn(comm, la, |i, j| value::<T>(i, j, 1))?;
-    let b = OwnedDistMatrix::from_fn(comm, lb, |i, j| value::<T>(i, j, 2))?;
-    let c0 = |i, j| value::<T>(i, j, 3);
-    let mut c = OwnedDistMatrix::from_fn(comm, lc.clone(), c0)?;
-    let (alpha, beta) = (
-        T::from_f64_parts(args.alpha, 0.0),
-        T::from_f64_parts(args.beta, 0.0),
-    );
-    let par = if args.threads > 1 {
-        Par::Threads(args.threads)
-    } else {
-        Par::Seq
-    };
-    let mut times = Vec::new();
-    let mut stats = redblue::comm::CommStats::default();
-    for _ in 0..args.reps.max(1) {
-        c.fill_with(c0);
-        comm.barrier()?;
-        comm.reset_stats();
-        let start = Instant::now();
-        multiply(
-            comm, alpha, &a, args.op_a, &b, args.op_b, beta, &mut c, strategy, par,
-        )?;
-        // The multiplication's own traffic only (not the timing reduction below).
-        stats = comm.stats();
-        comm.barrier()?;
-        times.push(comm.all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)?);
-    }
-    times.sort_by(f64::total_cmp);
-    let residual = if args.check {
-        residual(comm, args, &a, &b, &c)?
-    } else {
-        None
-    };
-    Ok(RankReport {
-        seconds: times[times.len() / 2],
-        words_sent: stats.words_sent,
-        messages_sent: stats.messages_sent,
-        residual,
-    })
-}
-
-/// `‖C·x − y‖ / ((|α|‖A‖‖B‖ + |β|‖C₀‖)·‖x‖·max(k,1)·ε)` with `y = α·op(A)·(op(B)·x) + β·C₀·x`,
-/// computed on rank 0 from the gathered matrices (`Some` there, `None` elsewhere).
-fn residual<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    args: &GemmArgs,
-    a: &OwnedDistMatrix<T, AnyLayout>,
-    b: &OwnedDistMatrix<T, AnyLayout>,
-    c: &OwnedDistMatrix<T, AnyLayout>,
-) -> Result<Option<f64>, GemmError> {
-    let (ga, gb, gc) = (a.gather(comm, 0)?, b.gather(comm, 0)?, c.gather(comm, 0)?);
-    let (Some(ga), Some(gb), Some(gc)) = (ga, gb, gc) else {
-        return Ok(None);
-    };
-    let (m, n, k) = (args.m, args.n, args.k);
-    let (ar, _) = args.op_a.apply_shape((m, k));
-    let (br, _) = args.op_b.apply_shape((k, n));
-    // op(X)[i, j] from a column-major X with `rows` rows.
-    let op_get = |x: &[T], rows: usize, op: Op, i: usize, j: usize| match op {
-        Op::NoTrans => x[i + j * rows],
-        Op::Trans => x[j + i * rows],
-        Op::ConjTrans => x[j + i * rows].conj(),
-    };
-    let x: Vec<T> = (0..n).map(|j| value::<T>(j, 0, 4)).collect();
-    let bx: Vec<T> = (0..k)
-        .map(|l| {
-            (0..n).fold(T::zero(), |s, j| {
-                s + op_get(&gb, br, args.op_b, l, j) * x[j]
-            })
-        })
-        .collect();
-    let (alpha, beta) = (
-        T::from_f64_parts(args.alpha, 0.0),
-        T::from_f64_parts(args.beta, 0.0),
-    );
-    let frob = |v: &mut dyn Iterator<Item = T>| v.map(|z| z.abs_sqr().to_f64()).sum::<f64>().sqrt();
-    let mut r2 = 0.0;
-    for i in 0..m {
-        let abx = (0..k).fold(T::zero(), |s, l| {
-            s + op_get(&ga, ar, args.op_a, i, l) * bx[l]
-        });
-        let c0x = (0..n).fold(T::zero(), |s, j| s + value::<T>(i, j, 3) * x[j]);
-        let cx = (0..n).fold(T::zero(), |s, j| s + gc[i + j * m] * x[j]);
-        let y = if beta == T::zero() {
-            alpha * abx
-        } else {
-            alpha * abx + beta * c0x
-        };
-        r2 += (cx - y).abs_sqr().to_f64();
-    }
-    let norm_c0 = frob(&mut (0..m * n).map(|e| value::<T>(e % m.max(1), e / m.max(1), 3)));
-    let scale = (args.alpha.abs() * frob(&mut ga.iter().copied()) * frob(&mut gb.iter().copied())
-        + args.beta.abs() * norm_c0)
-        * frob(&mut x.iter().copied())
-        * k.max(1) as f64
-        * <T as Scalar>::Real::epsilon().to_f64();
-    Ok(Some(if scale == 0.0 {
-        r2.sqrt()
-    } else {
-        r2.sqrt() / scale
-    }))
-}
-
-/// Prints the plan fields (`plan gemm`).
-fn print_plan(args: &GemmArgs, p: usize, planned: &Planned) {
-    let s = &planned.strategy;
-    if args.json {
-        let line = json!({
-            "op": "gemm", "m": args.m, "n": args.n, "k": args.k, "ranks": p,
-            "ranks_used": s.ranks(), "type": args.type_name(),
-            "algorithm": args.algorithm_name(), "strategy": s.to_string(),
-            "grid": s.grid(), "model_words": planned.model_words,
-            "model_received_max": planned.model_received_max,
-            "lower_bound_words": planned.lower_bound_words,
-            "memory_words_max": planned.memory_words_max,
-        });
-        println!("{line}");
-    } else {
-        println!(
-            "plan gemm {}×{}×{} on {p} ranks ({})",
-            args.m,
-            args.n,
-            args.k,
-            args.algorithm_name()
-        );
-        println!(
-            "  strategy          {s}  (grid {:?}, {} ranks used)",
-            s.grid(),
-            s.ranks()
-        );
-        println!(
-            "  model words/rank  {} sent (max), {} received (max)",
-            planned.model_words, planned.model_received_max
-        );
-        println!(
-            "  lower bound       {:.0} words received per rank",
-            planned.lower_bound_words
-        );
-        println!("  memory/rank       {} words", planned.memory_words_max);
-    }
-}
-
-/// Prints the run (`gemm`), on rank 0.
-fn print_run(
-    args: &GemmArgs,
-    p: usize,
-    planned: &Planned,
-    reports: &[(u64, u64)],
-    first: &RankReport,
-) {
-    let max_sent = reports.iter().map(|r| r.0).max().unwrap_or(0);
-    let avg_sent = reports.iter().map(|r| r.0 as f64).sum::<f64>() / reports.len().max(1) as f64;
-    let max_messages = reports.iter().map(|r| r.1).max().unwrap_or(0);
-    let per_fma = if matches!(args.ty, ScalarType::C32 | ScalarType::C64) {
-        8.0
-    } else {
-        2.0
-    };
-    let gflops = per_fma * args.shape().volume() / first.seconds.max(1e-12) / 1e9;
-    if args.json {
-        let line = json!({
-            "op": "gemm", "m": args.m, "n": args.n, "k": args.k, "ranks": p,
-            "ranks_used": planned.strategy.ranks(), "type": args.type_name(),
-            "algorithm": args.algorithm_name(), "strategy": planned.strategy.to_string(),
-            "backend": format!("{:?}", args.backend).to_lowercase(),
-            "layout": args.layout.name(),
-            "op_a": args.op_a.to_string(), "op_b": args.op_b.to_string(),
-            "threads": args.threads, "reps": args.reps.max(1),
-            "time_s": first.seconds, "gflops": gflops,
-            "words_sent_max": max_sent, "words_sent_avg": avg_sent,
-            "messages_max": max_messages, "model_words": planned.model_words,
-            "lower_bound_words": planned.lower_bound_words,
-            "memory_words_max": planned.memory_words_max, "residual": first.residual,
-        });
-        println!("{line}");
-    } else {
-        println!(
-            "gemm {}×{}×{} {} op(A)={} op(B)={} on {p} ranks ({:?}, {} layout), {}",
-            args.m,
-            args.n,
-            args.k,
-            args.type_name(),
-            args.op_a,
-            args.op_b,
-            args.backend,
-            args.layout.name(),
-            args.algorithm_name()
-        );
-        println!(
-            "  strategy          {}  (grid {:?})",
-            planned.strategy,
-            planned.strategy.grid()
-        );
-        println!(
-            "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
-            first.seconds,
-            args.reps.max(1)
-        );
-        println!(
-            "  words sent/rank   max {max_sent}, avg {avg_sent:.0}; model {}",
-            planned.model_words
-        );
-        println!(
-            "  lower bound       {:.0} words received per rank",
-            planned.lower_bound_words
-        );
-        println!("  messages/rank     max {max_messages}");
-        println!(
-            "  memory/rank       {} words (model)",
-            planned.memory_words_max
-        );
-        if let Some(r) = first.residual {
-            let verdict = if r <= RESIDUAL_THRESHOLD {
-                "ok"
-            } else {
-                "FAILED"
-            };
-            println!("  residual          {r:.3} (threshold {RESIDUAL_THRESHOLD}): {verdict}");
-        }
-    }
-}
-
-/// Runs `gemm` on `comm` for the element type of `args`; on rank 0 returns the report and
-/// every rank's (words sent, messages).
-fn run_typed<C: Communicator>(
-    comm: &C,
-    args: &GemmArgs,
-    strategy: &Schedule,
-) -> Result<(RankReport, Vec<(u64, u64)>), GemmError> {
-    let report = match args.ty {
-        ScalarType::F32 => run_rank::<f32, C>(comm, args, strategy)?,
-        ScalarType::F64 => run_rank::<f64, C>(comm, args, strategy)?,
-        ScalarType::C32 => run_rank::<c32, C>(comm, args, strategy)?,
-        ScalarType::C64 => run_rank::<c64, C>(comm, args, strategy)?,
-    };
-    let mut all = vec![(0u64, 0u64); comm.size()];
-    let mine = [report.words_sent, report.messages_sent];
-    let mut flat = vec![0u64; 2 * comm.size()];
-    comm.all_gather(&mine, &mut flat).map_err(GemmError::Comm)?;
-    for (r, pair) in all.iter_mut().enumerate() {
-        *pair = (flat[2 * r], flat[2 * r + 1]);
-    }
-    Ok((report, all))
-}
-
-fn gemm_on<C: Communicator>(comm: &C, args: &GemmArgs) -> Result<bool, GemmError> {
-    let p = comm.size();
-    let planned = plan(args, p)?;
-    let (report, all) = run_typed(comm, args, &planned.strategy)?;
-    if comm.rank() == 0 {
-        print_run(args, p, &planned, &all, &report);
-    }
-    let ok = report.residual.is_none_or(|r| r <= RESIDUAL_THRESHOLD);
-    Ok(comm
-        .all_reduce_one(u32::from(ok), ReduceOp::Min)
-        .map_err(GemmError::Comm)?
-        == 1)
-}
-
-fn gemm_command(args: &GemmArgs) -> Result<bool, GemmError> {
-    match args.backend {
+/// Runs `job` on threads-as-ranks or under MPI; rank 0's outcome.
+fn launch(job: &impl Job) -> Result<bool, String> {
+    match job.backend() {
         Backend::Threads => {
-            if args.ranks == 0 {
-                return Err(GemmError::Plan(redblue::gemm::PlanError::InvalidOptions(
-                    "--ranks must be at least 1".into(),
-                )));
+            if job.ranks() == 0 {
+                return Err("--ranks must be at least 1".into());
             }
-            // Plan once up front, so that a bad request is reported once.
-            plan(args, args.ranks)?;
-            let results = run_ranks(args.ranks, |comm| gemm_on(&comm, args));
+            job.check(job.ranks())?;
+            let results = run_ranks(job.ranks(), |comm| job.run(&comm));
             results.into_iter().next().expect("at least one rank")
         }
-        Backend::Mpi => mpi_gemm(args),
+        Backend::Mpi => launch_mpi(job),
     }
 }
 
 #[cfg(feature = "mpi")]
-fn mpi_gemm(args: &GemmArgs) -> Result<bool, GemmError> {
-    let universe = redblue::comm::MpiUniverse::init().map_err(GemmError::Comm)?;
-    let world = universe.world();
-    gemm_on(&world, args)
+fn launch_mpi(job: &impl Job) -> Result<bool, String> {
+    let universe = redblue::comm::MpiUniverse::init().map_err(|e| e.to_string())?;
+    job.run(&universe.world())
 }
 
 #[cfg(not(feature = "mpi"))]
-fn mpi_gemm(_: &GemmArgs) -> Result<bool, GemmError> {
-    Err(GemmError::Plan(redblue::gemm::PlanError::InvalidOptions(
-        "--backend mpi needs a redblue built with `--features mpi`".into(),
-    )))
+fn launch_mpi(_: &impl Job) -> Result<bool, String> {
+    Err("--backend mpi needs a redblue built with `--features mpi`".into())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Gemm(args) => gemm_command(args),
+        Command::Gemm(args) => launch(args),
+        Command::Lu(args) => launch(args),
         Command::Plan {
             what: PlanWhat::Gemm(args),
-        } => plan(args, args.ranks).map(|planned| {
-            print_plan(args, args.ranks, &planned);
-            true
-        }),
+        } => gemm::plan_command(args),
+        Command::Plan {
+            what: PlanWhat::Lu(args),
+        } => lu::plan_command(args),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

@@ -161,3 +161,163 @@ fn bad_requests_exit_with_status_two_and_say_why() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn lu_json_has_every_field_passes_its_check_and_measures_the_model() {
+    for (algorithm, ranks, ty, layout) in [
+        ("conflux", "8", "f64", "native"),
+        ("2d", "6", "c32", "block-cyclic"),
+        ("conflux", "4", "c64", "block-cyclic"),
+        ("conflux", "3", "f32", "native"),
+    ] {
+        let out = redblue(&[
+            "lu",
+            "--n",
+            "97",
+            "--ranks",
+            ranks,
+            "--type",
+            ty,
+            "--algorithm",
+            algorithm,
+            "--block",
+            "8",
+            "--layout",
+            layout,
+            "--nrhs",
+            "3",
+            "--reps",
+            "1",
+            "--check",
+            "--json",
+        ]);
+        let v = json_line(&out);
+        for field in [
+            "op",
+            "n",
+            "ranks",
+            "ranks_used",
+            "type",
+            "algorithm",
+            "grid",
+            "block",
+            "backend",
+            "layout",
+            "nrhs",
+            "reps",
+            "time_s",
+            "gflops",
+            "solve_time_s",
+            "words_sent_max",
+            "words_sent_avg",
+            "messages_max",
+            "model_words",
+            "two_d_words",
+            "lower_bound_words",
+            "memory_words_max",
+            "growth_factor",
+            "residual",
+            "solve_residual",
+            "threshold",
+        ] {
+            assert!(v.get(field).is_some(), "{field} missing in {v}");
+        }
+        assert_eq!(v["op"], "lu");
+        assert_eq!(v["algorithm"], algorithm);
+        let threshold = v["threshold"].as_f64().unwrap();
+        assert!(threshold <= 16.0);
+        assert!(v["residual"].as_f64().unwrap() < threshold, "{v}");
+        assert!(v["solve_residual"].as_f64().unwrap() < threshold, "{v}");
+        assert!(v["growth_factor"].as_f64().unwrap() > 0.0, "{v}");
+        if layout == "native" {
+            assert_eq!(v["words_sent_max"], v["model_words"], "{v}");
+        }
+    }
+}
+
+#[test]
+fn lu_grid_and_layers_are_honoured_and_plan_matches_the_run() {
+    let run = json_line(&redblue(&[
+        "lu", "--n", "64", "--ranks", "8", "--layers", "2", "--block", "4", "--reps", "1", "--json",
+    ]));
+    assert_eq!(run["grid"], "2x2x2");
+    let plan = json_line(&redblue(&[
+        "plan", "lu", "--n", "64", "--ranks", "9", "--grid", "3x3x1", "--block", "4", "--json",
+    ]));
+    assert_eq!(plan["grid"], "3x3x1");
+    for field in [
+        "model_words",
+        "model_received_max",
+        "two_d_words",
+        "lower_bound_words",
+        "memory_words_max",
+        "ranks_used",
+    ] {
+        assert!(plan.get(field).is_some(), "{field} missing in {plan}");
+    }
+    // The plan assumes no interchanges; a diagonally dominant matrix would match it, the
+    // miniapp's random one pivots, so only the grid and the bound are compared.
+    let run = json_line(&redblue(&[
+        "lu", "--n", "64", "--ranks", "9", "--grid", "3x3x1", "--block", "4", "--reps", "1",
+        "--json",
+    ]));
+    assert_eq!(run["lower_bound_words"], plan["lower_bound_words"]);
+    assert_eq!(run["two_d_words"], plan["two_d_words"]);
+}
+
+#[test]
+fn bad_lu_requests_exit_with_status_two_and_say_why() {
+    for (args, says) in [
+        (
+            &["lu", "--n", "10", "--ranks", "2", "--block", "0"][..],
+            "tile width",
+        ),
+        (
+            &["lu", "--n", "10", "--ranks", "4", "--layers", "5"][..],
+            "layers",
+        ),
+        (
+            &["lu", "--n", "10", "--ranks", "4", "--grid", "3x3x1"][..],
+            "does not fit",
+        ),
+        (
+            &[
+                "lu", "--n", "10", "--ranks", "4", "--grid", "1x1x4", "--block", "2",
+            ][..],
+            "tile width",
+        ),
+        (
+            &[
+                "lu",
+                "--n",
+                "10",
+                "--ranks",
+                "4",
+                "--algorithm",
+                "2d",
+                "--layers",
+                "2",
+            ][..],
+            "one layer",
+        ),
+        (
+            &[
+                "plan", "lu", "--n", "1000", "--ranks", "4", "--memory", "1000",
+            ][..],
+            "memory",
+        ),
+        (
+            &["lu", "--n", "10", "--ranks", "2", "--algorithm", "3d"][..],
+            "conflux or 2d",
+        ),
+        (
+            &["lu", "--n", "10", "--ranks", "2", "--grid", "2x"][..],
+            "PXxPYxC",
+        ),
+    ] {
+        let out = redblue(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -52,6 +52,9 @@ pub struct LuParams {
     pub algorithm: LuAlgorithm,
     /// The grid; chosen from `N`, `P` and the memory when `None` (2D: `c = 1`).
     pub grid: Option<ConfluxGrid>,
+    /// The number of layers `c` when the grid is chosen (the layer grid is then the best 2D
+    /// grid on `⌊P/c⌋` ranks); chosen with the grid when `None`.
+    pub layers: Option<usize>,
     /// Tile width `v` (at least the number of layers); [`DEFAULT_BLOCK`] when `None`.
     pub block: Option<usize>,
     /// Words of memory per rank, for the choice of the grid.
@@ -65,6 +68,7 @@ impl Default for LuParams {
         LuParams {
             algorithm: LuAlgorithm::Conflux,
             grid: None,
+            layers: None,
             block: None,
             memory: None,
             idle: 0.03,
@@ -75,8 +79,9 @@ impl Default for LuParams {
 /// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks.
 ///
 /// # Errors
-/// [`LuError::InvalidParams`] for a zero tile width, a given grid larger than `p` or with more
-/// layers than the tile width (or any layers, for 2D); [`LuError::Grid`] when no grid fits.
+/// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
+/// than `p` or with more layers than the tile width (or more than one, for 2D);
+/// [`LuError::Grid`] when no grid fits.
 pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, usize), LuError> {
     let v = params.block.unwrap_or(DEFAULT_BLOCK);
     if v == 0 {
@@ -84,13 +89,21 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, us
             "the tile width must be positive".into(),
         ));
     }
-    let grid = match (params.grid, params.algorithm) {
-        (Some(g), _) => g,
-        (None, LuAlgorithm::Conflux) => choose_grid(n, p, params.memory, v, params.idle)?,
-        (None, LuAlgorithm::TwoD) => {
-            let g = choose_grid(n, p, params.memory, 1, params.idle)?;
-            ConfluxGrid { c: 1, ..g }
+    let grid = match (params.grid, params.layers, params.algorithm) {
+        (Some(g), _, _) => g,
+        (None, Some(c), _) => {
+            if c == 0 || c > p {
+                return Err(LuError::InvalidParams(format!(
+                    "{c} layers do not fit on {p} ranks"
+                )));
+            }
+            // A layer of P/c ranks holding N²/(P/c) words: c·N²/P′ per rank, as the memory
+            // check of `choose_grid` wants.
+            let g = choose_grid(n, p / c, params.memory, 1, params.idle)?;
+            ConfluxGrid { c, ..g }
         }
+        (None, None, LuAlgorithm::Conflux) => choose_grid(n, p, params.memory, v, params.idle)?,
+        (None, None, LuAlgorithm::TwoD) => choose_grid(n, p, params.memory, 1, params.idle)?,
     };
     if grid.px == 0 || grid.py == 0 || grid.c == 0 || grid.ranks() > p {
         return Err(LuError::InvalidParams(format!(

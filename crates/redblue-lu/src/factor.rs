@@ -567,3 +567,69 @@ pub(crate) fn model_costs(
     }
     stats
 }
+
+#[cfg(test)]
+mod breakdown {
+    use super::*;
+    use crate::ConfluxGrid;
+
+    #[test]
+    #[ignore]
+    fn print_breakdown() {
+        let g = Geometry::new(
+            8192,
+            128,
+            ConfluxGrid {
+                px: 10,
+                py: 10,
+                c: 5,
+            },
+        );
+        let p = 512;
+        let pivots = crate::diagonal_pivots(g.n, g.v);
+        let mut active: Vec<usize> = (0..g.n).collect();
+        let names = [
+            "panel_reduce",
+            "l10_scatter",
+            "u01_reduce",
+            "l10_spread",
+            "u01_spread",
+            "write_back",
+        ];
+        let mut sent = vec![vec![0usize; p]; 6];
+        let mut recv = vec![vec![0usize; p]; 6];
+        for (t, piv) in pivots.iter().enumerate() {
+            let rest: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|r| !piv.contains(r))
+                .collect();
+            let lists = [
+                panel_reduce_moves(&g, t, &active),
+                l10_scatter_moves(&g, t, &rest),
+                u01_reduce_moves(&g, t, piv),
+                l10_spread_moves(&g, t, &rest),
+                u01_spread_moves(&g, t, piv),
+                write_back_moves(&g, t, &rest, piv),
+            ];
+            for (k, l) in lists.iter().enumerate() {
+                for m in l {
+                    if m.from != m.to {
+                        sent[k][m.from] += m.words();
+                        recv[k][m.to] += m.words();
+                    }
+                }
+            }
+            active = rest;
+        }
+        for k in 0..6 {
+            let ms = sent[k].iter().max().unwrap();
+            let mr = recv[k].iter().max().unwrap();
+            let avg = sent[k].iter().sum::<usize>() / 500;
+            eprintln!(
+                "{:14} sent max {ms:>10} recv max {mr:>10} avg {avg:>10}",
+                names[k]
+            );
+        }
+    }
+}

@@ -35,6 +35,21 @@ impl fmt::Display for ConfluxGrid {
     }
 }
 
+impl std::str::FromStr for ConfluxGrid {
+    type Err = String;
+
+    /// `"PXxPYxC"`, e.g. `"4x4x2"` (`"PXxPY"` for one layer).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split('x').collect();
+        let nums: Result<Vec<usize>, _> = parts.iter().map(|p| p.trim().parse()).collect();
+        match nums.as_deref() {
+            Ok(&[px, py, c]) => Ok(ConfluxGrid { px, py, c }),
+            Ok(&[px, py]) => Ok(ConfluxGrid { px, py, c: 1 }),
+            _ => Err(format!("a grid is PXxPYxC, e.g. 4x4x2, not '{s}'")),
+        }
+    }
+}
+
 /// Why no grid could be chosen.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GridError {
@@ -132,6 +147,16 @@ pub fn choose_grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grids_parse_and_print_alike() {
+        let g: ConfluxGrid = "4x2x3".parse().unwrap();
+        assert_eq!(g, ConfluxGrid { px: 4, py: 2, c: 3 });
+        assert_eq!(g.to_string().parse::<ConfluxGrid>(), Ok(g));
+        assert_eq!("3x5".parse::<ConfluxGrid>().map(|g| g.c), Ok(1));
+        assert!("4x".parse::<ConfluxGrid>().is_err());
+        assert!("2x2x2x2".parse::<ConfluxGrid>().is_err());
+    }
 
     fn grid(n: usize, p: usize) -> ConfluxGrid {
         choose_grid(n, p, None, 256, 0.03).unwrap()

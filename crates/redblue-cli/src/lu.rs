@@ -1,0 +1,482 @@
+//! `redblue lu` and `redblue plan lu`: `A = P·L·U` with COnfLUX or the 2D baseline, a solve
+//! with the factors, both reported against the exact cost model, the 2D model and the lower
+//! bound.
+//!
+//! `--check` computes the factorisation residual `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)` and the solve
+//! residual `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` (the products by COSMA, the norms distributed) and
+//! fails if either exceeds [`CHECK_THRESHOLD`].
+
+use crate::{square_grid, value, Backend, Job, LayoutKind, ScalarType};
+use clap::Args;
+use redblue::comm::{CommError, CommStats, Communicator, CommunicatorExt, ReduceOp};
+use redblue::core::{c32, c64, Op, RealScalar, Scalar};
+use redblue::dist::{AnyLayout, BlockCyclic, DistMatrix, GridOrder, Layout, OwnedDistMatrix};
+use redblue::gemm::{multiply, Algorithm, GemmShape, PlanOptions};
+use redblue::kernels::{KernelScalar, Par};
+use redblue::lu::{
+    diagonal_pivots, lu, lu_lower_bound, lu_plan, lu_rank_costs, two_d_words, ConfluxGrid,
+    LuAlgorithm, LuFactors, LuParams,
+};
+use serde_json::json;
+use std::fmt::Display;
+use std::time::Instant;
+
+/// `--check` fails above this normalised residual: ScaLAPACK's LU tester's threshold
+/// (`THRESH = 16` in its `LU.dat`). Honest factorisations of the miniapp's random matrices
+/// stay well below 1.
+pub const CHECK_THRESHOLD: f64 = 16.0;
+
+#[derive(Args, Clone, Debug)]
+pub struct LuArgs {
+    /// Order of A.
+    #[arg(long, default_value_t = 1024)]
+    n: usize,
+    /// Ranks (threads backend; under MPI the ranks are mpirun's).
+    #[arg(long, default_value_t = 2)]
+    ranks: usize,
+    /// Element type.
+    #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
+    ty: ScalarType,
+    /// conflux (2.5D, tournament pivoting) or 2d (partial pivoting).
+    #[arg(long, default_value = "conflux")]
+    algorithm: LuAlgorithm,
+    /// Tile width v (default 128).
+    #[arg(long)]
+    block: Option<usize>,
+    /// Layers c (the layer grid is then chosen on ranks/c ranks).
+    #[arg(long)]
+    layers: Option<usize>,
+    /// The whole grid, PXxPYxC (overrides --layers).
+    #[arg(long)]
+    grid: Option<ConfluxGrid>,
+    /// Words (matrix elements) each rank may hold, for the choice of the grid.
+    #[arg(long)]
+    memory: Option<u64>,
+    /// Largest fraction of idle ranks the choice of the grid may leave.
+    #[arg(long, default_value_t = 0.03)]
+    idle: f64,
+    /// Right-hand sides of the solve.
+    #[arg(long, default_value_t = 1)]
+    nrhs: usize,
+    /// Repetitions of the factorisation; the time reported is their median.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Check the factors and the solve (normalised residuals; exit status 1 above the
+    /// threshold).
+    #[arg(long)]
+    check: bool,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// threads or mpi.
+    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    backend: Backend,
+    /// Layout of A and B: native (the factorisation's tiles) or block-cyclic.
+    #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
+    layout: LayoutKind,
+}
+
+impl LuArgs {
+    fn params(&self) -> LuParams {
+        LuParams {
+            algorithm: self.algorithm,
+            grid: self.grid,
+            layers: self.layers,
+            block: self.block,
+            memory: self.memory.map(|m| m as f64),
+            idle: self.idle,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self.ty {
+            ScalarType::F32 => 4,
+            ScalarType::F64 | ScalarType::C32 => 8,
+            ScalarType::C64 => 16,
+        }
+    }
+}
+
+/// What `plan lu` prints and `lu` reports besides measurements.
+struct Planned {
+    grid: ConfluxGrid,
+    block: usize,
+    /// Largest words sent / received by a rank, by the exact model with no interchanges.
+    model_words: u64,
+    model_received_max: u64,
+    lower_bound_words: f64,
+    two_d_words: f64,
+    /// The largest local array of a layer (each rank's copy of its tiles).
+    memory_words_max: u64,
+}
+
+fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
+    let params = args.params();
+    let n = args.n;
+    let (grid, v) = lu_plan(n, p, &params).map_err(text)?;
+    let costs = lu_rank_costs(n, p, &params, &diagonal_pivots(n, v), args.bytes()).map_err(text)?;
+    let tiles = native_layout(n, v, grid)?.local_len(0) as u64;
+    let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
+    Ok(Planned {
+        grid,
+        block: v,
+        model_words: costs.iter().map(|s| s.words_sent).max().unwrap_or(0),
+        model_received_max: costs.iter().map(|s| s.words_received).max().unwrap_or(0),
+        lower_bound_words: lu_lower_bound(n as f64, grid.ranks() as f64, memory.max(1.0)),
+        two_d_words: two_d_words(n as f64, grid.ranks() as f64),
+        memory_words_max: tiles,
+    })
+}
+
+fn text(e: impl Display) -> String {
+    e.to_string()
+}
+
+/// The factorisation's own layout: layer 0's `v × v` tiles.
+fn native_layout(n: usize, v: usize, grid: ConfluxGrid) -> Result<BlockCyclic, String> {
+    Ok(BlockCyclic::new(n, n, v, v, grid.px, grid.py)
+        .map_err(text)?
+        .with_order(GridOrder::ColMajor))
+}
+
+/// What one rank reports after the run.
+struct RankReport {
+    seconds: f64,
+    solve_seconds: f64,
+    stats: CommStats,
+    /// The exact model of this run (its pivots), largest words sent by a rank.
+    model_words: u64,
+    growth: f64,
+    residual: Option<f64>,
+    solve_residual: Option<f64>,
+}
+
+/// Columns sums and row sums of `|m|`: `(‖m‖₁, ‖m‖_∞)`.
+fn norms_one_inf<T: Scalar, L: Layout, C: Communicator>(
+    comm: &C,
+    m: &OwnedDistMatrix<T, L>,
+) -> Result<(f64, f64), CommError> {
+    let (rows, cols) = m.layout().shape();
+    let mut sums = vec![0.0f64; rows + cols];
+    m.for_each_local(|i, j, x| {
+        let a = x.abs().to_f64();
+        sums[i] += a;
+        sums[rows + j] += a;
+    });
+    comm.all_reduce_in_place(&mut sums, ReduceOp::Sum)?;
+    let max = |s: &[f64]| s.iter().fold(0.0f64, |m, &x| m.max(x));
+    Ok((max(&sums[rows..]), max(&sums[..rows])))
+}
+
+/// `residual / scale`, or the residual itself when the scale is zero.
+fn ratio(residual: f64, scale: f64) -> f64 {
+    if scale > 0.0 {
+        residual / scale
+    } else {
+        residual
+    }
+}
+
+/// `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)`, `A` being `value(i, j, 1)` in `layout`.
+fn factor_residual<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    a: &OwnedDistMatrix<T, AnyLayout>,
+    fac: &LuFactors<T, AnyLayout>,
+) -> Result<f64, String> {
+    let n = a.layout().shape().0;
+    let perm = fac.perm();
+    let l = fac.lower(comm).map_err(text)?;
+    let u = fac.upper(comm).map_err(text)?;
+    let mut r =
+        OwnedDistMatrix::from_fn(comm, a.layout().clone(), |i, j| value::<T>(perm[i], j, 1))
+            .map_err(text)?;
+    let schedule = Algorithm::Cosma
+        .schedule(
+            GemmShape::new(n, n, n),
+            comm.size(),
+            &PlanOptions::default(),
+        )
+        .map_err(text)?;
+    let (one, minus) = (T::one(), T::zero() - T::one());
+    multiply(
+        comm,
+        minus,
+        &l,
+        Op::NoTrans,
+        &u,
+        Op::NoTrans,
+        one,
+        &mut r,
+        &schedule,
+        Par::Seq,
+    )
+    .map_err(text)?;
+    let (r1, _) = norms_one_inf(comm, &r).map_err(text)?;
+    let (a1, _) = norms_one_inf(comm, a).map_err(text)?;
+    Ok(ratio(
+        r1,
+        a1 * n as f64 * <T as Scalar>::Real::epsilon().to_f64(),
+    ))
+}
+
+/// `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)`.
+fn solve_residual<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    a: &OwnedDistMatrix<T, AnyLayout>,
+    b: &OwnedDistMatrix<T, AnyLayout>,
+    x: &OwnedDistMatrix<T, AnyLayout>,
+) -> Result<f64, String> {
+    let (n, k) = b.layout().shape();
+    let mut r = b.clone();
+    let schedule = Algorithm::Cosma
+        .schedule(
+            GemmShape::new(n, k, n),
+            comm.size(),
+            &PlanOptions::default(),
+        )
+        .map_err(text)?;
+    let (one, minus) = (T::one(), T::zero() - T::one());
+    multiply(
+        comm,
+        minus,
+        a,
+        Op::NoTrans,
+        x,
+        Op::NoTrans,
+        one,
+        &mut r,
+        &schedule,
+        Par::Seq,
+    )
+    .map_err(text)?;
+    let (_, r_inf) = norms_one_inf(comm, &r).map_err(text)?;
+    let (_, a_inf) = norms_one_inf(comm, a).map_err(text)?;
+    let (_, x_inf) = norms_one_inf(comm, x).map_err(text)?;
+    let eps = <T as Scalar>::Real::epsilon().to_f64();
+    Ok(ratio(r_inf, a_inf * x_inf * n as f64 * eps))
+}
+
+/// The run on one rank.
+fn run_rank<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    args: &LuArgs,
+    planned: &Planned,
+) -> Result<RankReport, String> {
+    let (n, p, k) = (args.n, comm.size(), args.nrhs);
+    let params = args.params();
+    let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
+        LayoutKind::Native => {
+            let (g, v) = (planned.grid, planned.block);
+            let b = BlockCyclic::new(n, k, v, v, g.px, g.py).map_err(text)?;
+            (
+                native_layout(n, v, g)?.into(),
+                b.with_order(GridOrder::ColMajor).into(),
+            )
+        }
+        LayoutKind::BlockCyclic => {
+            let (pr, pc) = square_grid(p);
+            let bc = |cols| BlockCyclic::new(n, cols, 64, 64, pr, pc).map_err(text);
+            (bc(n)?.into(), bc(k)?.into())
+        }
+    };
+    let a = OwnedDistMatrix::from_fn(comm, layout_a, |i, j| value::<T>(i, j, 1)).map_err(text)?;
+    let mut times = Vec::new();
+    let mut stats = CommStats::default();
+    let mut fac = None;
+    for _ in 0..args.reps.max(1) {
+        drop(fac.take()); // the previous factors' memory back before the next run
+        comm.barrier().map_err(text)?;
+        comm.reset_stats();
+        let start = Instant::now();
+        fac = Some(lu(comm, &a, &params).map_err(text)?);
+        stats = comm.stats();
+        comm.barrier().map_err(text)?;
+        let t = start.elapsed().as_secs_f64();
+        times.push(comm.all_reduce_one(t, ReduceOp::Max).map_err(text)?);
+    }
+    let fac = fac.expect("at least one repetition");
+    times.sort_by(f64::total_cmp);
+    let model = lu_rank_costs(n, p, &params, fac.step_pivots(), args.bytes()).map_err(text)?;
+    let b = OwnedDistMatrix::from_fn(comm, layout_b, |i, j| value::<T>(i, j, 5)).map_err(text)?;
+    comm.barrier().map_err(text)?;
+    let start = Instant::now();
+    let x = fac.solve(comm, &b).map_err(text)?;
+    let solve_seconds = comm
+        .all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)
+        .map_err(text)?;
+    let (residual, solve_res) = if args.check {
+        (
+            Some(factor_residual(comm, &a, &fac)?),
+            Some(solve_residual(comm, &a, &b, &x)?),
+        )
+    } else {
+        (None, None)
+    };
+    Ok(RankReport {
+        seconds: times[times.len() / 2],
+        solve_seconds,
+        stats,
+        model_words: model.iter().map(|s| s.words_sent).max().unwrap_or(0),
+        growth: fac.growth(),
+        residual,
+        solve_residual: solve_res,
+    })
+}
+
+/// Prints the plan fields (`plan lu`).
+fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
+    if args.json {
+        let line = json!({
+            "op": "lu", "n": args.n, "ranks": p, "ranks_used": planned.grid.ranks(),
+            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "grid": planned.grid.to_string(), "block": planned.block,
+            "model_words": planned.model_words,
+            "model_received_max": planned.model_received_max,
+            "two_d_words": planned.two_d_words,
+            "lower_bound_words": planned.lower_bound_words,
+            "memory_words_max": planned.memory_words_max,
+        });
+        println!("{line}");
+    } else {
+        println!("plan lu {0}×{0} on {p} ranks ({1})", args.n, args.algorithm);
+        println!(
+            "  grid              {} ({} ranks used), tile width {}",
+            planned.grid,
+            planned.grid.ranks(),
+            planned.block
+        );
+        println!(
+            "  model words/rank  {} sent (max), {} received (max), no interchanges",
+            planned.model_words, planned.model_received_max
+        );
+        println!(
+            "  2D model          {:.0} words per rank",
+            planned.two_d_words
+        );
+        println!(
+            "  lower bound       {:.0} words per rank",
+            planned.lower_bound_words
+        );
+        println!("  memory/rank       {} words", planned.memory_words_max);
+    }
+}
+
+/// Prints the run (`lu`), on rank 0; `all` holds every rank's (words sent, messages sent).
+fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me: &RankReport) {
+    let max_sent = all.iter().map(|r| r.0).max().unwrap_or(0);
+    let avg_sent = all.iter().map(|r| r.0 as f64).sum::<f64>() / all.len().max(1) as f64;
+    let max_messages = all.iter().map(|r| r.1).max().unwrap_or(0);
+    let n = args.n as f64;
+    let gflops = args.ty.flops_per_fma() * n * n * n / 3.0 / me.seconds.max(1e-12) / 1e9;
+    if args.json {
+        let line = json!({
+            "op": "lu", "n": args.n, "ranks": p, "ranks_used": planned.grid.ranks(),
+            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "grid": planned.grid.to_string(), "block": planned.block,
+            "backend": format!("{:?}", args.backend).to_lowercase(),
+            "layout": args.layout.name(), "nrhs": args.nrhs, "reps": args.reps.max(1),
+            "time_s": me.seconds, "gflops": gflops, "solve_time_s": me.solve_seconds,
+            "words_sent_max": max_sent, "words_sent_avg": avg_sent,
+            "messages_max": max_messages, "model_words": me.model_words,
+            "two_d_words": planned.two_d_words,
+            "lower_bound_words": planned.lower_bound_words,
+            "memory_words_max": planned.memory_words_max, "growth_factor": me.growth,
+            "residual": me.residual, "solve_residual": me.solve_residual,
+            "threshold": CHECK_THRESHOLD,
+        });
+        println!("{line}");
+        return;
+    }
+    println!(
+        "lu {0}×{0} {1} on {p} ranks ({2:?}, {3} layout), {4}",
+        args.n,
+        args.ty.name(),
+        args.backend,
+        args.layout.name(),
+        args.algorithm
+    );
+    println!(
+        "  grid              {} ({} ranks used), tile width {}",
+        planned.grid,
+        planned.grid.ranks(),
+        planned.block
+    );
+    println!(
+        "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
+        me.seconds,
+        args.reps.max(1)
+    );
+    println!(
+        "  solve             {:.4} s for {} right-hand sides",
+        me.solve_seconds, args.nrhs
+    );
+    println!(
+        "  words sent/rank   max {max_sent}, avg {avg_sent:.0}; model {} (this run's pivots)",
+        me.model_words
+    );
+    println!(
+        "  2D model          {:.0}; lower bound {:.0} words per rank",
+        planned.two_d_words, planned.lower_bound_words
+    );
+    println!("  messages/rank     max {max_messages}");
+    println!("  growth factor     {:.3}", me.growth);
+    for (name, value) in [
+        ("residual", me.residual),
+        ("solve residual", me.solve_residual),
+    ] {
+        if let Some(r) = value {
+            let verdict = if r <= CHECK_THRESHOLD { "ok" } else { "FAILED" };
+            println!("  {name:<17} {r:.3} (threshold {CHECK_THRESHOLD}): {verdict}");
+        }
+    }
+}
+
+fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, String> {
+    let p = comm.size();
+    let planned = plan(args, p)?;
+    let report = match args.ty {
+        ScalarType::F32 => run_rank::<f32, C>(comm, args, &planned)?,
+        ScalarType::F64 => run_rank::<f64, C>(comm, args, &planned)?,
+        ScalarType::C32 => run_rank::<c32, C>(comm, args, &planned)?,
+        ScalarType::C64 => run_rank::<c64, C>(comm, args, &planned)?,
+    };
+    let mine = [report.stats.words_sent, report.stats.messages_sent];
+    let mut flat = vec![0u64; 2 * p];
+    comm.all_gather(&mine, &mut flat).map_err(text)?;
+    let all: Vec<(u64, u64)> = flat.chunks(2).map(|c| (c[0], c[1])).collect();
+    if comm.rank() == 0 {
+        print_run(args, p, &planned, &all, &report);
+    }
+    let ok = [report.residual, report.solve_residual]
+        .iter()
+        .all(|r| r.is_none_or(|r| r <= CHECK_THRESHOLD));
+    Ok(comm
+        .all_reduce_one(u32::from(ok), ReduceOp::Min)
+        .map_err(text)?
+        == 1)
+}
+
+impl Job for LuArgs {
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    fn check(&self, p: usize) -> Result<(), String> {
+        plan(self, p).map(|_| ())
+    }
+
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {
+        lu_on(comm, self)
+    }
+}
+
+/// `redblue plan lu`.
+pub fn plan_command(args: &LuArgs) -> Result<bool, String> {
+    let planned = plan(args, args.ranks)?;
+    print_plan(args, args.ranks, &planned);
+    Ok(true)
+}
