@@ -7,7 +7,7 @@
 //!    column `t mod Py` ([`panel_reduce_moves`]);
 //! 2. the `Px` ranks holding it choose `w` pivot rows (tournament or partial pivoting) and
 //!    factor `A00 = L00·U00` on them;
-//! 3. `A00` and the pivot rows are broadcast to every rank;
+//! 3. `A00` and the pivot rows are broadcast to every rank (a binomial tree);
 //! 4. the rest of the panel, `R' × J`, goes 1D over the `Py·c` ranks of each grid row
 //!    ([`l10_scatter_moves`]), and 5. the pivot rows right of the panel are summed over the
 //!    layers into a 1D distribution of their columns over the `Px·c` ranks of each grid column
@@ -24,7 +24,7 @@
 //! Every communication is planned from global facts, so [`model_costs`] replays it without data.
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
-use crate::moves::{exchange, Move};
+use crate::moves::{exchange, tree_broadcast, tree_transfers, Move};
 use crate::pivot::{partial, partial_transfers, tournament, tournament_transfers, Chosen};
 use crate::LuError;
 use redblue_comm::volume::{self, Transfers};
@@ -327,8 +327,8 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             }
             a00 = ch.a00;
         }
-        comm.broadcast(&mut meta, root)?;
-        comm.broadcast(&mut a00, root)?;
+        tree_broadcast(comm, &mut meta, root)?;
+        tree_broadcast(comm, &mut a00, root)?;
         if meta[0] > 0 {
             return Err(LuError::Singular {
                 column: panel.start + meta[0] as usize - 1,
@@ -552,8 +552,12 @@ pub(crate) fn model_costs(
         }
         let root = g.rank(0, y0, z0);
         for r in 0..p {
-            add(r, &volume::broadcast(r, p, 1 + w, root), 8);
-            add(r, &volume::broadcast(r, p, w * w, root), bytes);
+            for tr in tree_transfers(r, p, 1 + w, root) {
+                add(r, &tr, 8);
+            }
+            for tr in tree_transfers(r, p, w * w, root) {
+                add(r, &tr, bytes);
+            }
         }
         moves(l10_scatter_moves(g, t, &rest), &mut add);
         moves(u01_reduce_moves(g, t, piv), &mut add);
@@ -566,70 +570,4 @@ pub(crate) fn model_costs(
         add(r, &volume::all_reduce(r, p, 1), 8);
     }
     stats
-}
-
-#[cfg(test)]
-mod breakdown {
-    use super::*;
-    use crate::ConfluxGrid;
-
-    #[test]
-    #[ignore]
-    fn print_breakdown() {
-        let g = Geometry::new(
-            8192,
-            128,
-            ConfluxGrid {
-                px: 10,
-                py: 10,
-                c: 5,
-            },
-        );
-        let p = 512;
-        let pivots = crate::diagonal_pivots(g.n, g.v);
-        let mut active: Vec<usize> = (0..g.n).collect();
-        let names = [
-            "panel_reduce",
-            "l10_scatter",
-            "u01_reduce",
-            "l10_spread",
-            "u01_spread",
-            "write_back",
-        ];
-        let mut sent = vec![vec![0usize; p]; 6];
-        let mut recv = vec![vec![0usize; p]; 6];
-        for (t, piv) in pivots.iter().enumerate() {
-            let rest: Vec<usize> = active
-                .iter()
-                .copied()
-                .filter(|r| !piv.contains(r))
-                .collect();
-            let lists = [
-                panel_reduce_moves(&g, t, &active),
-                l10_scatter_moves(&g, t, &rest),
-                u01_reduce_moves(&g, t, piv),
-                l10_spread_moves(&g, t, &rest),
-                u01_spread_moves(&g, t, piv),
-                write_back_moves(&g, t, &rest, piv),
-            ];
-            for (k, l) in lists.iter().enumerate() {
-                for m in l {
-                    if m.from != m.to {
-                        sent[k][m.from] += m.words();
-                        recv[k][m.to] += m.words();
-                    }
-                }
-            }
-            active = rest;
-        }
-        for k in 0..6 {
-            let ms = sent[k].iter().max().unwrap();
-            let mr = recv[k].iter().max().unwrap();
-            let avg = sent[k].iter().sum::<usize>() / 500;
-            eprintln!(
-                "{:14} sent max {ms:>10} recv max {mr:>10} avg {avg:>10}",
-                names[k]
-            );
-        }
-    }
 }

@@ -69,9 +69,12 @@ impl Geometry {
         t * self.v..((t + 1) * self.v).min(self.n)
     }
 
-    /// The grid column and layer that hold step `t`'s panel after its reduction.
+    /// The grid column and layer that hold step `t`'s panel after its reduction: the panel's
+    /// own grid column `t mod Py`, and the layers in turn every `Py` steps, so that every
+    /// (grid column, layer) pair takes one step in `Py·c` (`t mod c` would leave pairs out when
+    /// `Py` and `c` share a factor).
     pub(crate) fn panel_owner(&self, t: usize) -> (usize, usize) {
-        (t % self.py, t % self.c)
+        (t % self.py, (t / self.py) % self.c)
     }
 
     /// The grid row whose layer-0 ranks solve step `t`'s diagonal block in the triangular

@@ -1,11 +1,58 @@
 //! [`Move`]: a set of rows × a set of columns going from one rank to another. Every rank builds
 //! the same list of moves from global facts (the grid, the active rows, the pivots), so counts
 //! agree without asking; [`exchange`] runs a list as one `all_to_all_v`, and
-//! [`Move::transfers`] gives what that call counts, for the cost model.
+//! [`Move::transfers`] gives what that call counts, for the cost model. [`tree_broadcast`]
+//! sends one buffer to every rank along a binomial tree ([`tree_transfers`] for the model).
 
-use redblue_comm::volume::{self, Transfers};
-use redblue_comm::{CommError, Communicator};
+use redblue_comm::volume::{self, point_to_point, Transfers};
+use redblue_comm::{CommError, Communicator, Datum};
 use redblue_core::Scalar;
+
+/// Tag of [`tree_broadcast`]'s messages.
+const TAG_TREE: u32 = 0x4c55_0001;
+
+/// Sends `buf` from `root` to every rank of `comm` along a binomial tree: in round `d = 1, 2,
+/// 4, …` every rank that has the data and whose distance `q` from the root is below `d` sends
+/// it to distance `q + d`. The root sends `⌈log₂ P⌉` copies, every other rank receives one,
+/// where a linear broadcast would have the root send `P − 1`.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub(crate) fn tree_broadcast<T: Datum, C: Communicator>(
+    comm: &C,
+    buf: &mut [T],
+    root: usize,
+) -> Result<(), CommError> {
+    let (p, me) = (comm.size(), comm.rank());
+    let q = (me + p - root) % p;
+    let mut d = 1;
+    while d < p {
+        if q < d && q + d < p {
+            comm.send(buf, (me + d) % p, TAG_TREE)?;
+        } else if (d..2 * d).contains(&q) {
+            comm.recv(buf, (me + p - d) % p, TAG_TREE)?;
+        }
+        d *= 2;
+    }
+    Ok(())
+}
+
+/// What [`tree_broadcast`] of `n` elements from `root` counts on `rank` of `p`.
+pub(crate) fn tree_transfers(rank: usize, p: usize, n: usize, root: usize) -> Vec<Transfers> {
+    let q = (rank + p - root) % p;
+    let mut out = Vec::new();
+    let mut d = 1;
+    while d < p {
+        if q < d && q + d < p {
+            out.push(point_to_point(Some(((rank + d) % p, n)), None));
+        } else if (d..2 * d).contains(&q) {
+            out.push(point_to_point(None, Some(((rank + p - d) % p, n))));
+        }
+        d *= 2;
+    }
+    out
+}
 
 /// Rows × columns (global indices) of some matrix moving from rank `from` to rank `to`,
 /// column-major in the order given.
