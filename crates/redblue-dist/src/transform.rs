@@ -5,6 +5,7 @@ use crate::layout::{overlapping, Layout};
 use crate::matrix::{check_layout_fits, DistMatrix, DistMatrixMut};
 use crate::DistError;
 use redblue_comm::Communicator;
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
 use std::ops::Range;
 
@@ -197,51 +198,81 @@ impl TransformPlan {
         c.iter().sum::<usize>() - c[self.rank]
     }
 
-    /// Packs this rank's A data for every destination, in plan order, applying `op`.
-    fn pack<T: Scalar>(&self, a: &[T]) -> Vec<T> {
-        let conj = self.op == Op::ConjTrans;
-        let mut out = Vec::with_capacity(self.send_counts().iter().sum());
-        for p in self.sends.iter().flatten() {
-            for jj in 0..p.cols.len() {
-                if self.op.is_transposed() {
-                    // op(A)(i, j) = A(j, i): walk a row of A.
-                    let start = p.a_pos + jj;
-                    out.extend((0..p.rows.len()).map(|ii| {
-                        let x = a[start + ii * p.a_ld];
-                        if conj {
-                            x.conj()
-                        } else {
-                            x
-                        }
-                    }));
+    /// Column `jj` of piece `p` of `op(A)`, from A's local buffer, into `out`.
+    fn piece_column<T: Scalar>(&self, a: &[T], p: &Piece, jj: usize, out: &mut Vec<T>) {
+        if self.op.is_transposed() {
+            // op(A)(i, j) = A(j, i): walk a row of A.
+            let start = p.a_pos + jj;
+            let conj = self.op == Op::ConjTrans;
+            out.extend((0..p.rows.len()).map(|ii| {
+                let x = a[start + ii * p.a_ld];
+                if conj {
+                    x.conj()
                 } else {
-                    let start = p.a_pos + jj * p.a_ld;
-                    out.extend_from_slice(&a[start..start + p.rows.len()]);
+                    x
+                }
+            }));
+        } else {
+            let start = p.a_pos + jj * p.a_ld;
+            out.extend_from_slice(&a[start..start + p.rows.len()]);
+        }
+    }
+
+    /// Packs this rank's A data for every other rank, in plan order, applying `op`.
+    fn pack<T: Scalar>(&self, a: &[T]) -> Vec<T> {
+        let total = self.send_counts().iter().sum::<usize>() - self.sends_to_self();
+        let mut out = take_buffer(total, T::zero());
+        out.clear();
+        for (dest, list) in self.sends.iter().enumerate() {
+            if dest == self.rank {
+                continue;
+            }
+            for p in list {
+                for jj in 0..p.cols.len() {
+                    self.piece_column(a, p, jj, &mut out);
                 }
             }
         }
         out
     }
 
-    /// `B = beta·B + alpha·x` for the received data, in plan order. `beta = 0` never reads B.
+    /// Elements this rank keeps (copied from its A to its B without a message).
+    fn sends_to_self(&self) -> usize {
+        self.sends[self.rank].iter().map(Piece::len).sum()
+    }
+
+    /// `B = beta·B + alpha·x` for the data received from other ranks, in plan order.
     fn unpack<T: Scalar>(&self, x: &[T], alpha: T, beta: T, b: &mut [T]) {
         let mut k = 0;
-        for p in self.recvs.iter().flatten() {
+        for (src, list) in self.recvs.iter().enumerate() {
+            if src == self.rank {
+                continue;
+            }
+            for p in list {
+                for jj in 0..p.cols.len() {
+                    let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
+                    combine(col, &x[k..k + p.rows.len()], alpha, beta);
+                    k += p.rows.len();
+                }
+            }
+        }
+    }
+
+    /// `B = beta·B + alpha·op(A)` for the pieces this rank both holds and receives, straight
+    /// from A's buffer (the pieces to oneself are the same rectangles in both lists).
+    fn copy_local<T: Scalar>(&self, a: &[T], alpha: T, beta: T, b: &mut [T]) {
+        let mut column = Vec::new();
+        for p in &self.sends[self.rank] {
             for jj in 0..p.cols.len() {
                 let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
-                let src = &x[k..k + p.rows.len()];
-                if beta == T::zero() {
-                    if alpha == T::one() {
-                        col.copy_from_slice(src);
-                    } else {
-                        col.iter_mut().zip(src).for_each(|(y, &s)| *y = alpha * s);
-                    }
+                if self.op.is_transposed() {
+                    column.clear();
+                    self.piece_column(a, p, jj, &mut column);
+                    combine(col, &column, alpha, beta);
                 } else {
-                    col.iter_mut()
-                        .zip(src)
-                        .for_each(|(y, &s)| *y = beta * *y + alpha * s);
+                    let start = p.a_pos + jj * p.a_ld;
+                    combine(col, &a[start..start + p.rows.len()], alpha, beta);
                 }
-                k += p.rows.len();
             }
         }
     }
@@ -280,17 +311,40 @@ impl TransformPlan {
             scale(b, beta);
             return Ok(());
         }
+        // The pieces a rank keeps go straight from A to B; the others in one all_to_all_v
+        // (which counts no self-transfer either way).
         let send = self.pack(a);
-        let recv_counts = self.recv_counts();
-        let mut recv = vec![T::zero(); recv_counts.iter().sum()];
-        comm.all_to_all_v(&send, &self.send_counts(), &mut recv, &recv_counts)?;
+        let mut send_counts = self.send_counts();
+        let mut recv_counts = self.recv_counts();
+        send_counts[self.rank] = 0;
+        recv_counts[self.rank] = 0;
+        let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
+        comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
+        recycle(send);
         self.unpack(&recv, alpha, beta, b);
+        recycle(recv);
+        self.copy_local(a, alpha, beta, b);
         Ok(())
     }
 
     /// The global shape of B.
     pub fn shape(&self) -> (usize, usize) {
         self.shape
+    }
+}
+
+/// `y = beta·y + alpha·x`, never reading `y` when `beta = 0`.
+fn combine<T: Scalar>(y: &mut [T], x: &[T], alpha: T, beta: T) {
+    if beta == T::zero() {
+        if alpha == T::one() {
+            y.copy_from_slice(x);
+        } else {
+            y.iter_mut().zip(x).for_each(|(y, &s)| *y = alpha * s);
+        }
+    } else {
+        y.iter_mut()
+            .zip(x)
+            .for_each(|(y, &s)| *y = beta * *y + alpha * s);
     }
 }
 

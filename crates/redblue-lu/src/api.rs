@@ -6,6 +6,7 @@ use crate::geometry::{Geometry, Tiles};
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::{choose_grid, ConfluxGrid, LuError};
 use redblue_comm::{CommStats, Communicator};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
@@ -149,17 +150,17 @@ where
     let (grid, v) = lu_plan(n, comm.size(), params)?;
     let geom = Geometry::new(n, v, grid);
     let native_layout = geom.layer_layout()?;
-    let mut native = OwnedDistMatrix::zeros(comm, native_layout.clone())?;
+    // The working copy in a pooled buffer (a repeated factorisation maps no new pages); the
+    // transform with beta = 0 writes every element.
+    let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
+    let mut native = OwnedDistMatrix::from_local(comm, native_layout.clone(), work)?;
     transform(comm, T::one(), a, Op::NoTrans, T::zero(), &mut native)?;
     let pivoting = match params.algorithm {
         LuAlgorithm::Conflux => Pivoting::Tournament,
         LuAlgorithm::TwoD => Pivoting::Partial,
     };
     let f = factor(comm, &geom, pivoting, native.into_local())?;
-    let native = OwnedDistMatrix::from_local(comm, native_layout, f.local)?;
-    let mut packed = OwnedDistMatrix::zeros(comm, a.layout().clone())?;
-    transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut packed)?;
-    let tiles = layer_tiles(&geom, comm.rank(), native.into_local());
+    let tiles = layer_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
         0.0
@@ -167,7 +168,7 @@ where
         f.max_u / f.max_a
     };
     Ok(LuFactors {
-        packed,
+        layout: a.layout().clone(),
         tiles,
         geom,
         pivots: f.pivots,
@@ -177,11 +178,14 @@ where
     })
 }
 
-/// The factors of [`lu`]: `L` and `U` packed in the input's layout in *unpermuted* rows (row
-/// `perm[i]` of the packed matrix holds row `i` of `L` left of column `i`, unit diagonal
-/// implied, and row `i` of `U` from column `i` on), and the permutation.
+/// The factors of [`lu`], kept where the factorisation left them (layer 0's tiles, in
+/// *unpermuted* rows: row `perm[i]` holds row `i` of `L` left of column `i`, unit diagonal
+/// implied, and row `i` of `U` from column `i` on), and the permutation. [`LuFactors::packed`],
+/// [`LuFactors::lower`] and [`LuFactors::upper`] give them in the input's layout on demand,
+/// [`LuFactors::solve`] solves with them where they are.
 pub struct LuFactors<T: Scalar, L> {
-    packed: OwnedDistMatrix<T, L>,
+    /// The input's layout.
+    layout: L,
     /// The same factors in layer 0's tiles (empty off layer 0).
     tiles: Tiles<T>,
     geom: Geometry,
@@ -192,9 +196,20 @@ pub struct LuFactors<T: Scalar, L> {
 }
 
 impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
-    /// `L` and `U` packed in unpermuted rows, in the input's layout.
-    pub fn packed(&self) -> &OwnedDistMatrix<T, L> {
-        &self.packed
+    /// `L` and `U` packed in unpermuted rows (as LAPACK's getrf leaves them before its row
+    /// interchanges), in the input's layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`LuFactors::lower`].
+    pub fn packed<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
+        self.check_comm(comm, self.layout.nranks())?;
+        let g = &self.geom;
+        let data = self.tiles.data.clone();
+        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, data)?;
+        let mut out = OwnedDistMatrix::zeros(comm, self.layout.clone())?;
+        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
     }
 
     /// Row `i` of `P·A` is row `perm()[i]` of `A`.
@@ -325,7 +340,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         comm: &C,
         keep: impl Fn(usize, usize, T) -> T,
     ) -> Result<OwnedDistMatrix<T, L>, LuError> {
-        self.check_comm(comm, self.packed.layout().nranks())?;
+        self.check_comm(comm, self.layout.nranks())?;
         let g = &self.geom;
         let mut m = permute_rows(
             comm,
@@ -343,7 +358,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
             }
         }
         let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
-        let mut out = OwnedDistMatrix::zeros(comm, self.packed.layout().clone())?;
+        let mut out = OwnedDistMatrix::zeros(comm, self.layout.clone())?;
         transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
         Ok(out)
     }
@@ -363,6 +378,13 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// Every step's pivot rows.
     pub fn step_pivots(&self) -> &[Vec<usize>] {
         &self.pivots
+    }
+}
+
+impl<T: Scalar, L> Drop for LuFactors<T, L> {
+    /// The factors' buffer back to this thread's pool, for the next factorisation.
+    fn drop(&mut self) {
+        recycle(std::mem::take(&mut self.tiles.data));
     }
 }
 

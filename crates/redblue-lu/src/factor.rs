@@ -29,6 +29,7 @@ use crate::pivot::{partial, partial_transfers, tournament, tournament_transfers,
 use crate::LuError;
 use redblue_comm::volume::{self, Transfers};
 use redblue_comm::{CommStats, Communicator, CommunicatorExt};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Op;
 use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
@@ -206,8 +207,8 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
     out
 }
 
-/// Step 9: the solved `L10` and `U01` pieces to layer 0's tiles.
-pub(crate) fn write_back_moves(g: &Geometry, t: usize, rest: &[usize], piv: &[usize]) -> Vec<Move> {
+/// Step 9a: the solved `L10` pieces to layer 0's tiles.
+pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
     let panel: Vec<usize> = g.panel(t).collect();
     let mut out = Vec::new();
@@ -224,6 +225,12 @@ pub(crate) fn write_back_moves(g: &Geometry, t: usize, rest: &[usize], piv: &[us
             }
         }
     }
+    out
+}
+
+/// Step 9b: the solved `U01` pieces to layer 0's tiles.
+pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
+    let mut out = Vec::new();
     for y in 0..g.py {
         for q in 0..g.px * g.c {
             let cols = u01_piece(g, t, y, q);
@@ -274,7 +281,14 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let mut tiles = match coords {
         Some((x, y, z)) => {
             let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
-            Tiles::new(g, x, y, if z == 0 { local } else { vec![T::zero(); len] })
+            let data = if z == 0 {
+                local
+            } else {
+                let mut zeros = take_buffer(len, T::zero());
+                zeros.fill(T::zero());
+                zeros
+            };
+            Tiles::new(g, x, y, data)
         }
         None => Tiles::empty(g),
     };
@@ -286,6 +300,13 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let mut pos = vec![usize::MAX; n];
     let mut pos2 = vec![usize::MAX; n];
     let mut pivoted = vec![false; n];
+    // This rank's local rows `a_start..` are the active ones (pivot rows are swapped in front
+    // of them locally, never between ranks).
+    let mut a_start = 0;
+    // A grid row of one rank (`Py·c = 1`) holds the whole panel and every column: it solves
+    // L10 in place on its active rows and multiplies with it there (steps 4, 7a and 9a move
+    // nothing then).
+    let l_in_place = g.py * g.c == 1;
     for t in 0..g.steps() {
         let panel = g.panel(t);
         let w = panel.len();
@@ -301,12 +322,14 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         let rank_of = |x: usize| g.rank(x, y0, z0);
         let chosen: Option<Chosen<T>> = match coords {
             Some((x, y, z)) if y == y0 && z == z0 => {
-                let rows = g.rows_of(&active, x);
-                let vals: Vec<T> = panel
-                    .clone()
-                    .flat_map(|j| rows.iter().map(move |&i| (i, j)))
-                    .map(|(i, j)| tiles.get(i, j))
-                    .collect();
+                // My active rows are the local rows `a_start..`: the panel block is a copy of
+                // `w` column segments.
+                let rows = tiles.rows[a_start..].to_vec();
+                let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
+                let mut vals = Vec::with_capacity(rows.len() * w);
+                for col in tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld) {
+                    vals.extend_from_slice(&col[a_start..]);
+                }
                 match pivoting {
                     Pivoting::Tournament => tournament(comm, x, &avail, rank_of, &rows, &vals, w)?,
                     Pivoting::Partial => {
@@ -340,27 +363,48 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 max_u = max_u.max(a00[i + k * w].abs().to_f64());
             }
         }
+        // My pivot rows to the front of my active rows: local positions of the swaps, the
+        // rows' positions followed as earlier swaps move them.
+        let mut swaps = Vec::new();
+        let mut local_of: Vec<usize> = (0..tiles.ld()).collect();
+        let mut row_at: Vec<usize> = local_of.clone();
         for &r in &piv {
             pivoted[r] = true;
+            if coords.is_some_and(|(x, _, _)| g.row_px(r) == x) {
+                let from = local_of[tiles.row_pos(r)];
+                swaps.push((from, a_start));
+                let other = row_at[a_start];
+                row_at.swap(from, a_start);
+                local_of[other] = from;
+                local_of[tiles.row_pos(r)] = a_start;
+                a_start += 1;
+            }
         }
+        tiles.swap_rows(&swaps);
         let rest: Vec<usize> = active.iter().copied().filter(|&r| !pivoted[r]).collect();
         let right = panel.end..n;
 
-        // 4. L10's 1D pieces.
-        let m4 = l10_scatter_moves(g, t, &rest);
+        // 4. L10's 1D pieces (none to move when a grid row is one rank: L10 is solved in
+        // place, see `l_in_place`).
         let (mut l10_rows, mut u01_cols) = (Vec::new(), Vec::new());
         if let Some((x, y, z)) = coords {
-            l10_rows = l10_piece(g, &rest, x, y + g.py * z);
+            if !l_in_place {
+                l10_rows = l10_piece(g, &rest, x, y + g.py * z);
+            }
             u01_cols = u01_piece(g, t, y, x + g.px * z);
         }
         let (lm, un) = (l10_rows.len(), u01_cols.len());
-        let mut l10 = vec![T::zero(); lm * w];
-        mark_positions(&mut pos, &l10_rows);
-        exchange(comm, &m4, |i, j| tiles.get(i, j))?
-            .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
+        let mut l10 = take_buffer(lm * w, T::zero());
+        if !l_in_place {
+            let m4 = l10_scatter_moves(g, t, &rest);
+            mark_positions(&mut pos, &l10_rows);
+            exchange(comm, &m4, |i, j| tiles.get(i, j))?
+                .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
+        }
         // 5. U01's 1D pieces, summed over the layers.
         let m5 = u01_reduce_moves(g, t, &piv);
-        let mut u01 = vec![T::zero(); w * un];
+        let mut u01 = take_buffer(w * un, T::zero());
+        u01.fill(T::zero());
         mark_positions(&mut pos, &piv);
         mark_positions(&mut pos2, &u01_cols);
         exchange(comm, &m5, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
@@ -369,6 +413,21 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         });
         // 6. The triangular solves on the pieces.
         let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
+        let (ld, in_place_rows) = (tiles.ld(), tiles.ld() - a_start);
+        if l_in_place && coords.is_some() && in_place_rows > 0 {
+            let pc = tiles.col_pos(panel.start);
+            let b = MatMut::from_slice(&mut tiles.data[pc * ld + a_start..], in_place_rows, w, ld)?;
+            trsm(
+                Side::Right,
+                Uplo::Upper,
+                Op::NoTrans,
+                Diag::NonUnit,
+                T::one(),
+                a00_view,
+                b,
+                Par::Seq,
+            )?;
+        }
         if lm > 0 {
             let b = MatMut::from_slice(&mut l10, lm, w, lm)?;
             trsm(
@@ -399,21 +458,23 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // 7. The pieces to the 2.5D owners: my tiles' rows of L10 and columns of U01, my
         // layer's share of the panel columns.
         let (mut my_rows, mut my_cols, mut share) = (Vec::new(), Vec::new(), 0..0);
-        if let Some((x, y, z)) = coords {
-            my_rows = g.rows_of(&rest, x);
+        if let Some((_, y, z)) = coords {
+            my_rows = tiles.rows[a_start..].to_vec();
             my_cols = right.clone().filter(|&j| g.col_py(j) == y).collect();
             share = part(w, g.c, z);
         }
         let (mr, nc, ks) = (my_rows.len(), my_cols.len(), share.len());
-        let m7a = l10_spread_moves(g, t, &rest);
-        let mut l_share = vec![T::zero(); mr * ks];
-        mark_positions(&mut pos, &l10_rows);
-        mark_positions(&mut pos2, &my_rows);
-        exchange(comm, &m7a, |i, j| l10[pos[i] + (j - panel.start) * lm])?.apply(|i, j, v| {
-            l_share[pos2[i] + (j - panel.start - share.start) * mr] = v;
-        });
+        let mut l_share = take_buffer(if l_in_place { 0 } else { mr * ks }, T::zero());
+        if !l_in_place {
+            let m7a = l10_spread_moves(g, t, &rest);
+            mark_positions(&mut pos, &l10_rows);
+            mark_positions(&mut pos2, &my_rows);
+            exchange(comm, &m7a, |i, j| l10[pos[i] + (j - panel.start) * lm])?.apply(|i, j, v| {
+                l_share[pos2[i] + (j - panel.start - share.start) * mr] = v;
+            });
+        }
         let m7b = u01_spread_moves(g, t, &piv);
-        let mut u_share = vec![T::zero(); ks * nc];
+        let mut u_share = take_buffer(ks * nc, T::zero());
         let piv_share = &piv[share.clone()];
         mark_positions(&mut pos, &u01_cols);
         mark_positions(&mut pos2, &piv);
@@ -423,31 +484,35 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         mark_positions(&mut pos3, &my_cols);
         mark_positions(&mut pos2, piv_share);
         received.apply(|i, j, v| u_share[pos2[i] + pos3[j] * ks] = v);
-        // 8. The update of my layer's copy.
+        // 8. The update of my layer's copy, in place: my active rows are the contiguous
+        // local rows `a_start..`, in the order of `my_rows`.
         if mr > 0 && nc > 0 && ks > 0 {
-            let mut prod = vec![T::zero(); mr * nc];
+            let first = tiles.cols_from(panel.end).start;
+            let (left, right) = tiles.data.split_at_mut(first * ld);
+            let l = if l_in_place {
+                let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
+                MatRef::from_slice(&left[pc * ld + a_start..], mr, ks, ld)?
+            } else {
+                MatRef::from_slice(&l_share, mr, ks, mr)?
+            };
             gemm(
-                T::one(),
-                MatRef::from_slice(&l_share, mr, ks, mr)?,
+                T::zero() - T::one(),
+                l,
                 Op::NoTrans,
                 MatRef::from_slice(&u_share, ks, nc, ks)?,
                 Op::NoTrans,
-                T::zero(),
-                MatMut::from_slice(&mut prod, mr, nc, mr)?,
+                T::one(),
+                MatMut::from_slice(&mut right[a_start..], mr, nc, ld)?,
                 Par::Seq,
             )?;
-            let first = tiles.cols_from(panel.end).start;
-            let ld = tiles.ld();
-            let local_rows: Vec<usize> = my_rows.iter().map(|&r| tiles.row_pos(r)).collect();
-            for jj in 0..nc {
-                let col = &mut tiles.data[(first + jj) * ld..(first + jj + 1) * ld];
-                for (ii, &lr) in local_rows.iter().enumerate() {
-                    col[lr] -= prod[ii + jj * mr];
-                }
-            }
         }
+        recycle(l_share);
+        recycle(u_share);
         // 9. Finished values to layer 0: L10, U01, and A00 on its rows' owners.
-        let m9 = write_back_moves(g, t, &rest, &piv);
+        let mut m9 = u01_write_back_moves(g, t, &piv);
+        if !l_in_place {
+            m9.extend(l10_write_back_moves(g, t, &rest));
+        }
         mark_positions(&mut pos, &l10_rows);
         mark_positions(&mut pos2, &piv);
         mark_positions(&mut pos3, &u01_cols);
@@ -470,6 +535,10 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 }
             }
         }
+        // The panel's columns are final: later swaps leave them alone.
+        tiles.freeze_before(panel.end);
+        recycle(l10);
+        recycle(u01);
         all_piv.push(piv);
         all_a00.push(
             if coords.is_some_and(|(x, _, z)| x == g.solver_row(t) && z == 0) {
@@ -482,9 +551,13 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     }
     let mut m = [max_u];
     comm.all_reduce_in_place(&mut m, ReduceOp::Max)?;
+    tiles.sort_rows();
     let local = match coords {
         Some((_, _, 0)) => tiles.data,
-        _ => Vec::new(),
+        _ => {
+            recycle(tiles.data);
+            Vec::new()
+        }
     };
     Ok(Factored {
         local,
@@ -563,7 +636,9 @@ pub(crate) fn model_costs(
         moves(u01_reduce_moves(g, t, piv), &mut add);
         moves(l10_spread_moves(g, t, &rest), &mut add);
         moves(u01_spread_moves(g, t, piv), &mut add);
-        moves(write_back_moves(g, t, &rest, piv), &mut add);
+        let mut m9 = u01_write_back_moves(g, t, piv);
+        m9.extend(l10_write_back_moves(g, t, &rest));
+        moves(m9, &mut add);
         active = rest;
     }
     for r in 0..p {

@@ -136,8 +136,12 @@ pub(crate) struct Tiles<T> {
     pub rows: Vec<usize>,
     pub cols: Vec<usize>,
     row_pos: Vec<usize>,
-    col_pos: Vec<usize>,
+    pub col_pos: Vec<usize>,
     pub data: Vec<T>,
+    /// Local columns `..frozen.len()` no longer follow row swaps: column `k` keeps the row
+    /// order `orders[frozen[k]]` it had when it was frozen.
+    frozen: Vec<usize>,
+    orders: Vec<Vec<usize>>,
 }
 
 impl<T: Copy> Tiles<T> {
@@ -169,6 +173,8 @@ impl<T: Copy> Tiles<T> {
             row_pos,
             col_pos,
             data,
+            frozen: Vec::new(),
+            orders: Vec::new(),
         }
     }
 
@@ -194,6 +200,68 @@ impl<T: Copy> Tiles<T> {
     pub(crate) fn at(&mut self, i: usize, j: usize) -> &mut T {
         let k = self.index(i, j);
         &mut self.data[k]
+    }
+
+    /// Exchanges local rows `a` and `b` for every pair of `swaps` in turn: their data in every
+    /// column not frozen (column by column), and their global indices. The factorisation keeps
+    /// each rank's active rows at the end of its local array so that the update is one `gemm`
+    /// on a contiguous block.
+    pub(crate) fn swap_rows(&mut self, swaps: &[(usize, usize)]) {
+        let ld = self.rows.len();
+        if swaps.is_empty() || ld == 0 {
+            return;
+        }
+        for col in self.data[self.frozen.len() * ld..].chunks_exact_mut(ld) {
+            for &(a, b) in swaps {
+                col.swap(a, b);
+            }
+        }
+        for &(a, b) in swaps {
+            self.rows.swap(a, b);
+            self.row_pos[self.rows[a]] = a;
+            self.row_pos[self.rows[b]] = b;
+        }
+    }
+
+    /// Freezes the local columns left of global column `j` (no later access reads them until
+    /// [`Tiles::sort_rows`]): row swaps skip them from now on.
+    pub(crate) fn freeze_before(&mut self, j: usize) {
+        let upto = self.cols.partition_point(|&g| g < j);
+        if upto > self.frozen.len() {
+            self.orders.push(self.rows.clone());
+            self.frozen.resize(upto, self.orders.len() - 1);
+        }
+    }
+
+    /// Puts every local column's rows back in ascending global order (the local array of the
+    /// layout), frozen columns from the order they were frozen in.
+    pub(crate) fn sort_rows(&mut self) {
+        let ld = self.rows.len();
+        if ld == 0 {
+            return;
+        }
+        let sorted_order = |rows: &[usize]| {
+            let mut order: Vec<usize> = (0..ld).collect();
+            order.sort_unstable_by_key(|&k| rows[k]);
+            order
+        };
+        let orders: Vec<Vec<usize>> = self.orders.iter().map(|r| sorted_order(r)).collect();
+        let current = sorted_order(&self.rows);
+        let mut col = self.data[..ld.min(self.data.len())].to_vec();
+        for (k, chunk) in self.data.chunks_exact_mut(ld).enumerate() {
+            let order = self.frozen.get(k).map_or(&current, |&o| &orders[o]);
+            if order.iter().enumerate().all(|(a, &b)| a == b) {
+                continue;
+            }
+            for (dst, &src) in col.iter_mut().zip(order) {
+                *dst = chunk[src];
+            }
+            chunk.copy_from_slice(&col);
+        }
+        self.rows.sort_unstable();
+        mark_positions(&mut self.row_pos, &self.rows);
+        self.frozen.clear();
+        self.orders.clear();
     }
 
     /// Local position of global column `j`.
@@ -230,6 +298,33 @@ mod tests {
                 assert_eq!(next, len);
             }
         }
+    }
+
+    #[test]
+    fn swapped_rows_keep_their_values_and_sorting_restores_the_layout() {
+        let geom = Geometry::new(9, 2, ConfluxGrid { px: 2, py: 1, c: 1 });
+        let rows = geom.owned(0, 2); // 0 1 4 5 8
+        let data: Vec<f64> = (0..rows.len() * 9).map(|k| k as f64).collect();
+        let mut t = Tiles::new(&geom, 0, 0, data.clone());
+        let before: Vec<Vec<f64>> = (0..9)
+            .map(|i| {
+                (0..9)
+                    .map(|j| if rows.contains(&i) { t.get(i, j) } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        t.swap_rows(&[(0, 3)]);
+        t.freeze_before(2); // local columns 0 and 1 keep the order 4 1 0 5 8
+        t.swap_rows(&[(1, 4), (4, 4)]);
+        assert_eq!(t.rows, [5, 8, 4, 0, 1]);
+        for &i in &rows {
+            for j in 2..9 {
+                assert_eq!(t.get(i, j), before[i][j]);
+            }
+        }
+        t.sort_rows();
+        assert_eq!(t.data, data);
+        assert_eq!(t.rows, rows);
     }
 
     #[test]

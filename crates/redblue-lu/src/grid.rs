@@ -83,7 +83,8 @@ impl std::error::Error for GridError {}
 /// `⌈(1 − δ)·P⌉ ≤ Px·Py·c ≤ P`, `c ≤ v` (each layer needs at least one of a step's `v`
 /// columns), `c ≤ Px, Py` (no more replicas than a layer has rows of ranks: the model's optimum
 /// is `c = P^(1/3)`), and the replicas fitting the memory (`c·N²/P′ ≤ M`). Ties go to more
-/// ranks, then to fewer layers, then to the squarer layer.
+/// ranks, then to fewer layers, then to the squarer layer, then to more grid rows (on `P×1×1`
+/// each rank solves its rows of `L10` in place, where `1×P×1` moves them).
 ///
 /// With ample memory the model's best depth is about `c = (P/4)^(1/3)`, not the paper's
 /// `P^(1/3)`: the layer reductions (steps 1 and 5) grow with `c` and, at `c = P^(1/3)`, equal
@@ -126,7 +127,7 @@ pub fn choose_grid(
                     continue;
                 }
                 let words = conflux_words(n as f64, g);
-                let key = |g: ConfluxGrid| (g.c, g.px.abs_diff(g.py));
+                let key = |g: ConfluxGrid| (g.c, g.px.abs_diff(g.py), usize::MAX - g.px);
                 let better = best.is_none_or(|(b, w)| {
                     words < w * (1.0 - 1e-12)
                         || (words <= w * (1.0 + 1e-12) && b.ranks() == used && key(g) < key(b))
@@ -177,8 +178,8 @@ mod tests {
         assert_eq!(grid(16384, 1), ConfluxGrid { px: 1, py: 1, c: 1 });
         assert_eq!(grid(16384, 4).c, 1, "c ≤ min(Px, Py)");
         // At P = 8 and 64 two depths tie in the model: the shallower one is kept.
-        assert_eq!(grid(16384, 8), ConfluxGrid { px: 2, py: 4, c: 1 });
-        assert_eq!(grid(16384, 64), ConfluxGrid { px: 4, py: 8, c: 2 });
+        assert_eq!(grid(16384, 8), ConfluxGrid { px: 4, py: 2, c: 1 });
+        assert_eq!(grid(16384, 64), ConfluxGrid { px: 8, py: 4, c: 2 });
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use redblue_comm::volume::{self, point_to_point, Transfers};
 use redblue_comm::{CommError, Communicator, Datum};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Scalar;
 
 /// Tag of [`tree_broadcast`]'s messages.
@@ -106,32 +107,64 @@ pub(crate) fn exchange<'m, T: Scalar, C: Communicator>(
             recv_counts[m.from] += m.words();
         }
     }
-    let mut send = Vec::with_capacity(send_counts.iter().sum());
-    for dest in 0..p {
+    // What stays here skips the all_to_all_v (which would copy it twice more).
+    let kept = std::mem::take(&mut send_counts[me]);
+    recv_counts[me] = 0;
+    let mut send = take_buffer(send_counts.iter().sum(), T::zero());
+    let mut local = take_buffer(kept, T::zero());
+    let mut at = 0;
+    for dest in (0..p).filter(|&d| d != me) {
         for m in moves.iter().filter(|m| m.from == me && m.to == dest) {
-            for &j in &m.cols {
-                send.extend(m.rows.iter().map(|&i| read(i, j)));
-            }
+            at += pack(m, &read, &mut send[at..]);
         }
     }
-    let mut recv = vec![T::zero(); recv_counts.iter().sum()];
+    let mut at = 0;
+    for m in moves.iter().filter(|m| m.from == me && m.to == me) {
+        at += pack(m, &read, &mut local[at..]);
+    }
+    let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
     comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
-    Ok(Received { me, p, moves, recv })
+    recycle(send);
+    Ok(Received {
+        me,
+        p,
+        moves,
+        recv,
+        local,
+    })
 }
 
-/// What [`exchange`] brought this rank.
+/// Writes move `m`'s elements (column by column) to the front of `out`; returns how many.
+fn pack<T>(m: &Move, read: &impl Fn(usize, usize) -> T, out: &mut [T]) -> usize {
+    let mut at = 0;
+    for &j in &m.cols {
+        for (s, &i) in out[at..at + m.rows.len()].iter_mut().zip(&m.rows) {
+            *s = read(i, j);
+        }
+        at += m.rows.len();
+    }
+    at
+}
+
+/// What [`exchange`] brought this rank: from other ranks in `recv`, from itself in `local`.
 pub(crate) struct Received<'m, T> {
     me: usize,
     p: usize,
     moves: &'m [Move],
     recv: Vec<T>,
+    local: Vec<T>,
 }
 
-impl<T: Copy> Received<'_, T> {
+impl<T: Copy + 'static> Received<'_, T> {
     /// Hands every incoming element to `write(row, col, value)`.
     pub(crate) fn apply(self, mut write: impl FnMut(usize, usize, T)) {
-        let mut at = 0;
+        let (mut at, mut at_local) = (0, 0);
         for src in 0..self.p {
+            let (buf, cursor) = if src == self.me {
+                (&self.local, &mut at_local)
+            } else {
+                (&self.recv, &mut at)
+            };
             for m in self
                 .moves
                 .iter()
@@ -139,11 +172,13 @@ impl<T: Copy> Received<'_, T> {
             {
                 for &j in &m.cols {
                     for &i in &m.rows {
-                        write(i, j, self.recv[at]);
-                        at += 1;
+                        write(i, j, buf[*cursor]);
+                        *cursor += 1;
                     }
                 }
             }
         }
+        recycle(self.recv);
+        recycle(self.local);
     }
 }

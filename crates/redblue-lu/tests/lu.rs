@@ -63,7 +63,7 @@ fn check<T: KernelScalar>(
         let layout = BlockCyclic::new(n, n, 3, 2, 1, p).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, layout, &f).unwrap();
         let fac = lu(&comm, &a, params).unwrap();
-        let packed = fac.packed().gather(&comm, 0).unwrap();
+        let packed = fac.packed(&comm).unwrap().gather(&comm, 0).unwrap();
         let whole = a.gather(&comm, 0).unwrap();
         (whole.zip(packed), fac.perm().to_vec(), fac.growth())
     });
