@@ -327,7 +327,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 let rows = tiles.rows[a_start..].to_vec();
                 let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
                 let mut vals = Vec::with_capacity(rows.len() * w);
-                for col in tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld) {
+                for col in tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld.max(1)) {
                     vals.extend_from_slice(&col[a_start..]);
                 }
                 match pivoting {
