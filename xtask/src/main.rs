@@ -1,6 +1,8 @@
 //! Project chores in one place: `cargo xtask ci` runs every check CI runs; `cargo xtask test-mpi`
 //! runs the MPI check suites under `mpirun`; `cargo xtask plot` regenerates the book's plots.
 
+mod svg;
+
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -134,14 +136,17 @@ fn system_blas() -> Result<(), String> {
     run("cargo", &[&["test"][..], &feature].concat(), &[])
 }
 
-/// The SVG plots of the book, generated from the cost models by the crates' `*_plot`
-/// examples (pure: no run, no randomness, so the committed files are reproducible).
-const PLOTS: [(&str, &str, &str); 1] =
-    [("redblue-gemm", "words_plot", "book/src/img/gemm-words.svg")];
+/// The SVG plots of the book: the crates' `*_plot` examples print the series of their cost
+/// models (pure: no run, no randomness, so the committed files are reproducible) and
+/// [`svg::render`] draws them.
+const PLOTS: [(&str, &str, &str); 2] = [
+    ("redblue-gemm", "words_plot", "book/src/img/gemm-words.svg"),
+    ("redblue-lu", "words_plot", "book/src/img/lu-words.svg"),
+];
 
 fn plot() -> Result<(), String> {
     for (package, example, target) in PLOTS {
-        println!("\n$ cargo run --release -p {package} --example {example} > {target}");
+        println!("\n$ cargo run --release -p {package} --example {example} | render > {target}");
         let out = Command::new("cargo")
             .args([
                 "run",
@@ -160,9 +165,11 @@ fn plot() -> Result<(), String> {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        let svg = svg::render(&String::from_utf8_lossy(&out.stdout))
+            .map_err(|e| format!("{example}: {e}"))?;
         std::fs::create_dir_all(Path::new(target).parent().expect("a directory"))
             .map_err(|e| format!("{target}: {e}"))?;
-        std::fs::write(target, &out.stdout).map_err(|e| format!("{target}: {e}"))?;
+        std::fs::write(target, svg).map_err(|e| format!("{target}: {e}"))?;
     }
     Ok(())
 }

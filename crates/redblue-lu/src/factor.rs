@@ -596,8 +596,8 @@ pub(crate) fn model_costs(
             .collect();
         let avail = g.row_counts(&active);
         let moves = |list: Vec<Move>, add: &mut dyn FnMut(usize, &Transfers, usize)| {
-            for r in 0..p {
-                add(r, &Move::transfers(&list, r, p), bytes);
+            for (r, tr) in Move::transfers(&list, p).iter().enumerate() {
+                add(r, tr, bytes);
             }
         };
         moves(panel_reduce_moves(g, t, &active), &mut add);

@@ -70,18 +70,36 @@ impl Move {
         self.rows.len() * self.cols.len()
     }
 
-    /// What [`exchange`] of `moves` counts on `rank` (of `p`).
-    pub(crate) fn transfers(moves: &[Move], rank: usize, p: usize) -> Transfers {
-        let (mut send, mut recv) = (vec![0; p], vec![0; p]);
+    /// What [`exchange`] of `moves` counts on every rank (of `p`): one pass over the moves,
+    /// the words summed per peer (the same counts as the exchange's `all_to_all_v`, without
+    /// its zero entries, which count nothing).
+    pub(crate) fn transfers(moves: &[Move], p: usize) -> Vec<Transfers> {
+        let mut sends: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
+        let mut recvs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
         for m in moves {
-            if m.from == rank {
-                send[m.to] += m.words();
-            }
-            if m.to == rank {
-                recv[m.from] += m.words();
-            }
+            sends[m.from].push((m.to, m.words()));
+            recvs[m.to].push((m.from, m.words()));
         }
-        volume::all_to_all_v(&send, &recv)
+        let merge = |mut list: Vec<(usize, usize)>| {
+            list.sort_unstable_by_key(|&(peer, _)| peer);
+            let mut out: Vec<(usize, usize)> = Vec::with_capacity(list.len());
+            for (peer, w) in list {
+                match out.last_mut() {
+                    Some(last) if last.0 == peer => last.1 += w,
+                    _ => out.push((peer, w)),
+                }
+            }
+            out
+        };
+        sends
+            .into_iter()
+            .zip(recvs)
+            .map(|(s, r)| Transfers {
+                sends: merge(s),
+                recvs: merge(r),
+                ..volume::all_to_all_v(&[], &[])
+            })
+            .collect()
     }
 }
 

@@ -315,14 +315,13 @@ pub(crate) fn solve_costs(
     }
     let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
     lists.push(permute_moves(g, &perm, |y| rhs_cols(g, nrhs, y)));
-    (0..p)
-        .map(|r| {
-            lists
-                .iter()
-                .map(|l| Move::transfers(l, r, p).stats(r, bytes))
-                .sum()
-        })
-        .collect()
+    let mut stats = vec![CommStats::default(); p];
+    for list in &lists {
+        for (r, tr) in Move::transfers(list, p).iter().enumerate() {
+            stats[r] = stats[r] + tr.stats(r, bytes);
+        }
+    }
+    stats
 }
 
 #[cfg(test)]
