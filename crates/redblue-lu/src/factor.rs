@@ -17,7 +17,8 @@
 //!    tiles, restricted to its layer's share of the `w` reduction columns
 //!    ([`l10_spread_moves`], [`u01_spread_moves`]), and
 //! 8. updates its layer's copy: `A11 −= L10[:, share]·U01[share, :]`;
-//! 9. the finished `L10` and `U01` go to layer 0 ([`write_back_moves`]), which ends holding the
+//! 9. layer 0 keeps its share of `L10` and `U01` from step 7, and the other layers' shares go
+//!    to it ([`l10_write_back_moves`], [`u01_write_back_moves`]); layer 0 ends holding the
 //!    factors in place, in unpermuted rows (row `r` holds `L` left of its pivot column and `U`
 //!    from it on).
 //!
@@ -207,11 +208,16 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
     out
 }
 
-/// Step 9a: the solved `L10` pieces to layer 0's tiles.
+/// Step 9a: the solved `L10` pieces to layer 0's tiles, for the panel columns outside layer
+/// 0's share (step 7a brought layer 0's share there already; with one layer nothing moves).
 pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
-    let panel: Vec<usize> = g.panel(t).collect();
+    let panel = g.panel(t);
+    let cols: Vec<usize> = (panel.start + part(panel.len(), g.c, 0).end..panel.end).collect();
     let mut out = Vec::new();
+    if cols.is_empty() {
+        return out;
+    }
     for x in 0..g.px {
         for q in 0..g.py * g.c {
             let rows = l10_piece(g, rest, x, q);
@@ -220,7 +226,7 @@ pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Ve
                     from: g.rank(x, q % g.py, q / g.py),
                     to: g.rank(x, y0, 0),
                     rows,
-                    cols: panel.clone(),
+                    cols: cols.clone(),
                 });
             }
         }
@@ -228,9 +234,14 @@ pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Ve
     out
 }
 
-/// Step 9b: the solved `U01` pieces to layer 0's tiles.
+/// Step 9b: the solved `U01` pieces to layer 0's tiles, for the pivot rows outside layer 0's
+/// share (step 7b brought layer 0's share there already; with one layer nothing moves).
 pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
+    let later = &piv[part(piv.len(), g.c, 0).end..];
     let mut out = Vec::new();
+    if later.is_empty() {
+        return out;
+    }
     for y in 0..g.py {
         for q in 0..g.px * g.c {
             let cols = u01_piece(g, t, y, q);
@@ -238,7 +249,7 @@ pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec
                 continue;
             }
             for x in 0..g.px {
-                let rows = g.rows_of(piv, x);
+                let rows = g.rows_of(later, x);
                 if !rows.is_empty() {
                     out.push(Move {
                         from: g.rank(q % g.px, y, q / g.px),
@@ -484,10 +495,36 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         mark_positions(&mut pos3, &my_cols);
         mark_positions(&mut pos2, piv_share);
         received.apply(|i, j, v| u_share[pos2[i] + pos3[j] * ks] = v);
+        // Layer 0 keeps what the spread brought it of the factors: its share of the L10
+        // columns (on the panel's grid column) and of the U01 rows.
+        let first = tiles.cols_from(panel.end).start;
+        if let Some((x, y, 0)) = coords {
+            if y == y0 && !l_in_place && mr > 0 {
+                let pc = tiles.col_pos(panel.start);
+                for jj in 0..ks {
+                    let col = &mut tiles.data[(pc + jj) * ld + a_start..(pc + jj + 1) * ld];
+                    col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
+                }
+            }
+            // Column by column: my pivot rows are neighbours in each column.
+            let mine: Vec<(usize, usize)> = piv_share
+                .iter()
+                .enumerate()
+                .filter(|&(_, &r)| g.row_px(r) == x)
+                .map(|(k, &r)| (k, tiles.row_pos(r)))
+                .collect();
+            if !mine.is_empty() {
+                let cols = tiles.data[first * ld..].chunks_exact_mut(ld);
+                for (col, u) in cols.zip(u_share.chunks_exact(ks.max(1))) {
+                    for &(k, lr) in &mine {
+                        col[lr] = u[k];
+                    }
+                }
+            }
+        }
         // 8. The update of my layer's copy, in place: my active rows are the contiguous
         // local rows `a_start..`, in the order of `my_rows`.
         if mr > 0 && nc > 0 && ks > 0 {
-            let first = tiles.cols_from(panel.end).start;
             let (left, right) = tiles.data.split_at_mut(first * ld);
             let l = if l_in_place {
                 let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
