@@ -136,30 +136,77 @@ where
     C: Communicator,
     A: DistMatrix<T> + ?Sized,
 {
-    let (m, n) = a.shape();
-    if m != n {
-        return Err(LuError::NotSquare { shape: (m, n) });
-    }
-    if a.layout().nranks() > comm.size() {
-        return Err(LuError::InvalidParams(format!(
-            "the matrix spreads over {} ranks, the communicator has {}",
-            a.layout().nranks(),
-            comm.size()
-        )));
-    }
-    let (grid, v) = lu_plan(n, comm.size(), params)?;
-    let geom = Geometry::new(n, v, grid);
+    let geom = plan_for(comm, a.shape(), a.layout().nranks(), params)?;
     let native_layout = geom.layer_layout()?;
     // The working copy in a pooled buffer (a repeated factorisation maps no new pages); the
     // transform with beta = 0 writes every element.
     let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
-    let mut native = OwnedDistMatrix::from_local(comm, native_layout.clone(), work)?;
+    let mut native = OwnedDistMatrix::from_local(comm, native_layout, work)?;
     transform(comm, T::one(), a, Op::NoTrans, T::zero(), &mut native)?;
+    factor_native(comm, geom, params, a.layout().clone(), native.into_local())
+}
+
+/// [`lu`] of a matrix given by value: in place, without a copy, when it is already in the
+/// factorisation's layout — `BlockCyclic::new(n, n, v, v, Px, Py)` in column-major rank
+/// order, with the grid and `v` that [`lu_plan`] gives — as ScaLAPACK's `pdgetrf` overwrites
+/// its input; any other layout is copied as [`lu`] does. `L` is `BlockCyclic` or a layout
+/// that can hold one (`AnyLayout`).
+///
+/// # Collective
+/// # Errors
+/// As [`lu`].
+pub fn lu_in_place<T, C, L>(
+    comm: &C,
+    a: OwnedDistMatrix<T, L>,
+    params: &LuParams,
+) -> Result<LuFactors<T, L>, LuError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout + PartialEq + From<BlockCyclic>,
+{
+    let geom = plan_for(comm, a.shape(), a.layout().nranks(), params)?;
+    if *a.layout() != L::from(geom.layer_layout()?) {
+        return lu(comm, &a, params);
+    }
+    let layout = a.layout().clone();
+    factor_native(comm, geom, params, layout, a.into_local())
+}
+
+/// The geometry of a factorisation of a matrix of `shape` spread over `layout_ranks` ranks.
+fn plan_for<C: Communicator>(
+    comm: &C,
+    (m, n): (usize, usize),
+    layout_ranks: usize,
+    params: &LuParams,
+) -> Result<Geometry, LuError> {
+    if m != n {
+        return Err(LuError::NotSquare { shape: (m, n) });
+    }
+    if layout_ranks > comm.size() {
+        return Err(LuError::InvalidParams(format!(
+            "the matrix spreads over {layout_ranks} ranks, the communicator has {}",
+            comm.size()
+        )));
+    }
+    let (grid, v) = lu_plan(n, comm.size(), params)?;
+    Ok(Geometry::new(n, v, grid))
+}
+
+/// Factors this rank's local array `local` of the layer layout of `geom` (empty off layer 0);
+/// `layout` is the caller's layout, for the factors given back.
+fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
+    comm: &C,
+    geom: Geometry,
+    params: &LuParams,
+    layout: L,
+    local: Vec<T>,
+) -> Result<LuFactors<T, L>, LuError> {
     let pivoting = match params.algorithm {
         LuAlgorithm::Conflux => Pivoting::Tournament,
         LuAlgorithm::TwoD => Pivoting::Partial,
     };
-    let f = factor(comm, &geom, pivoting, native.into_local())?;
+    let f = factor(comm, &geom, pivoting, local)?;
     let tiles = layer_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
@@ -168,7 +215,7 @@ where
         f.max_u / f.max_a
     };
     Ok(LuFactors {
-        layout: a.layout().clone(),
+        layout,
         tiles,
         geom,
         pivots: f.pivots,

@@ -25,7 +25,7 @@
 //! Every communication is planned from global facts, so [`model_costs`] replays it without data.
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
-use crate::moves::{exchange, tree_broadcast, tree_transfers, Move};
+use crate::moves::{exchange, exchange_cols, tree_broadcast, tree_transfers, Move};
 use crate::pivot::{partial, partial_transfers, tournament, tournament_transfers, Chosen};
 use crate::LuError;
 use redblue_comm::volume::{self, Transfers};
@@ -377,6 +377,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // My pivot rows to the front of my active rows: local positions of the swaps, the
         // rows' positions followed as earlier swaps move them.
         let mut swaps = Vec::new();
+        let piv_start = a_start; // my pivot rows end at local rows piv_start.., in pivot order
         let mut local_of: Vec<usize> = (0..tiles.ld()).collect();
         let mut row_at: Vec<usize> = local_of.clone();
         for &r in &piv {
@@ -418,7 +419,14 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         u01.fill(T::zero());
         mark_positions(&mut pos, &piv);
         mark_positions(&mut pos2, &u01_cols);
-        exchange(comm, &m5, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
+        // What I send are my pivot rows, in pivot order: the local rows piv_start..a_start.
+        let (tl, tc) = (tiles.ld(), &tiles.col_pos);
+        exchange_cols(comm, &m5, |j, rows, out| {
+            debug_assert_eq!(rows.len(), a_start - piv_start);
+            let at = tc[j] * tl + piv_start;
+            out.copy_from_slice(&tiles.data[at..at + rows.len()]);
+        })?
+        .apply(|i, j, v| {
             let a = &mut u01[pos[i] + pos2[j] * w];
             *a += v;
         });
@@ -489,12 +497,18 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         let piv_share = &piv[share.clone()];
         mark_positions(&mut pos, &u01_cols);
         mark_positions(&mut pos2, &piv);
-        let read_u = |i: usize, j: usize| u01[pos2[i] + pos[j] * w];
-        let received = exchange(comm, &m7b, read_u)?;
+        // Every move carries a layer's share of the pivot rows: neighbours in u01's columns
+        // and in u_share's.
+        let received = exchange_cols(comm, &m7b, |j, rows, out| {
+            let at = pos[j] * w + pos2[rows[0]];
+            out.copy_from_slice(&u01[at..at + rows.len()]);
+        })?;
         let mut pos3 = vec![usize::MAX; n];
         mark_positions(&mut pos3, &my_cols);
-        mark_positions(&mut pos2, piv_share);
-        received.apply(|i, j, v| u_share[pos2[i] + pos3[j] * ks] = v);
+        received.apply_cols(|j, rows, vals| {
+            debug_assert_eq!(rows, piv_share);
+            u_share[pos3[j] * ks..(pos3[j] + 1) * ks].copy_from_slice(vals);
+        });
         // Layer 0 keeps what the spread brought it of the factors: its share of the L10
         // columns (on the panel's grid column) and of the U01 rows.
         let first = tiles.cols_from(panel.end).start;

@@ -19,7 +19,8 @@ mod pivot;
 mod solve;
 
 pub use api::{
-    diagonal_pivots, lu, lu_plan, lu_rank_costs, LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK,
+    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm, LuFactors, LuParams,
+    DEFAULT_BLOCK,
 };
 pub use error::LuError;
 pub use grid::{choose_grid, ConfluxGrid, GridError};

@@ -115,6 +115,25 @@ pub(crate) fn exchange<'m, T: Scalar, C: Communicator>(
     moves: &'m [Move],
     read: impl Fn(usize, usize) -> T,
 ) -> Result<Received<'m, T>, CommError> {
+    exchange_cols(comm, moves, |j, rows, out| {
+        for (o, &i) in out.iter_mut().zip(rows) {
+            *o = read(i, j);
+        }
+    })
+}
+
+/// [`exchange`] reading a column at a time: `read(col, rows, out)` fills `out` with the
+/// elements of `rows` in column `col` (a caller whose rows are neighbours in its storage
+/// copies a slice).
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub(crate) fn exchange_cols<'m, T: Scalar, C: Communicator>(
+    comm: &C,
+    moves: &'m [Move],
+    read: impl Fn(usize, &[usize], &mut [T]),
+) -> Result<Received<'m, T>, CommError> {
     let (me, p) = (comm.rank(), comm.size());
     let (mut send_counts, mut recv_counts) = (vec![0; p], vec![0; p]);
     for m in moves {
@@ -153,12 +172,10 @@ pub(crate) fn exchange<'m, T: Scalar, C: Communicator>(
 }
 
 /// Writes move `m`'s elements (column by column) to the front of `out`; returns how many.
-fn pack<T>(m: &Move, read: &impl Fn(usize, usize) -> T, out: &mut [T]) -> usize {
+fn pack<T>(m: &Move, read: &impl Fn(usize, &[usize], &mut [T]), out: &mut [T]) -> usize {
     let mut at = 0;
     for &j in &m.cols {
-        for (s, &i) in out[at..at + m.rows.len()].iter_mut().zip(&m.rows) {
-            *s = read(i, j);
-        }
+        read(j, &m.rows, &mut out[at..at + m.rows.len()]);
         at += m.rows.len();
     }
     at
@@ -176,6 +193,15 @@ pub(crate) struct Received<'m, T> {
 impl<T: Copy + 'static> Received<'_, T> {
     /// Hands every incoming element to `write(row, col, value)`.
     pub(crate) fn apply(self, mut write: impl FnMut(usize, usize, T)) {
+        self.apply_cols(|j, rows, vals| {
+            for (&i, &v) in rows.iter().zip(vals) {
+                write(i, j, v);
+            }
+        });
+    }
+
+    /// Hands the incoming elements a column of a move at a time to `write(col, rows, values)`.
+    pub(crate) fn apply_cols(self, mut write: impl FnMut(usize, &[usize], &[T])) {
         let (mut at, mut at_local) = (0, 0);
         for src in 0..self.p {
             let (buf, cursor) = if src == self.me {
@@ -188,11 +214,10 @@ impl<T: Copy + 'static> Received<'_, T> {
                 .iter()
                 .filter(|m| m.from == src && m.to == self.me)
             {
+                let len = m.rows.len();
                 for &j in &m.cols {
-                    for &i in &m.rows {
-                        write(i, j, buf[*cursor]);
-                        *cursor += 1;
-                    }
+                    write(j, &m.rows, &buf[*cursor..*cursor + len]);
+                    *cursor += len;
                 }
             }
         }

@@ -6,7 +6,8 @@ use redblue_core::{c32, c64, RealScalar, Scalar};
 use redblue_dist::{BlockCyclic, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
 use redblue_lu::{
-    diagonal_pivots, lu, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuError, LuParams,
+    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuError,
+    LuParams,
 };
 
 /// A deterministic pseudo-random entry in [-1, 1).
@@ -585,5 +586,47 @@ fn tournament_growth_stays_near_partial_pivoting_growth() {
             tournament <= 4.0 * partial,
             "seed {seed}: {tournament} against {partial}"
         );
+    }
+}
+
+#[test]
+fn in_place_factors_equal_the_copying_ones_and_move_nothing_more() {
+    let (n, p) = (37, 4);
+    let pr = params(LuAlgorithm::Conflux, None, 4);
+    let (grid, v) = lu_plan(n, p, &pr).unwrap();
+    let out = run_ranks(p, |comm| {
+        let native = BlockCyclic::new(n, n, v, v, grid.px, grid.py)
+            .unwrap()
+            .with_order(redblue_dist::GridOrder::ColMajor);
+        let a = OwnedDistMatrix::from_fn(&comm, native, |i, j| entry::<f64>(i, j, 61)).unwrap();
+        let copied = lu(&comm, &a, &pr).unwrap();
+        comm.barrier().unwrap();
+        comm.reset_stats();
+        let in_place = lu_in_place(&comm, a.clone(), &pr).unwrap();
+        let words = comm.stats().words_sent;
+        // Another block-cyclic layout is copied, with the same result.
+        let other = BlockCyclic::new(n, n, 3, 5, 2, 2).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, other, |i, j| entry::<f64>(i, j, 61)).unwrap();
+        let moved = lu_in_place(&comm, b, &pr).unwrap();
+        let gather = |f: &redblue_lu::LuFactors<f64, BlockCyclic>| {
+            f.packed(&comm).unwrap().gather(&comm, 0).unwrap()
+        };
+        (
+            gather(&copied),
+            gather(&in_place),
+            gather(&moved),
+            copied.perm() == in_place.perm() && copied.perm() == moved.perm(),
+            words,
+            in_place.step_pivots().to_vec(),
+        )
+    });
+    let (c, i, m, _, _, pivots) = &out[0];
+    assert_eq!(c, i);
+    assert_eq!(c, m);
+    // No transform in: every rank sends what the factorisation's model says.
+    let model = lu_rank_costs(n, p, &pr, pivots, 8).unwrap();
+    for (r, o) in out.iter().enumerate() {
+        assert!(o.3, "rank {r}: the same permutation");
+        assert_eq!(o.4, model[r].words_sent, "rank {r}");
     }
 }
