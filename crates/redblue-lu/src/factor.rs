@@ -280,8 +280,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let me = comm.rank();
     let coords = g.coords(me);
     // NaN or Inf anywhere: the same error everywhere, before any work.
-    let finite = local.iter().all(|x| x.is_finite());
-    let max_a = local.iter().fold(0.0f64, |m, x| m.max(x.abs().to_f64()));
+    // One pass: the largest |a| and whether any entry is not finite (no early exit, so the
+    // loop vectorises).
+    let (max_a, finite) = local.iter().fold((0.0f64, true), |(m, ok), x| {
+        (m.max(x.abs().to_f64()), ok & x.is_finite())
+    });
     let mut check = [if finite { 0.0 } else { 1.0 }, max_a];
     comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
     if check[0] > 0.0 {
