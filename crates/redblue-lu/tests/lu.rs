@@ -183,7 +183,7 @@ fn bad_input_gives_the_same_error_on_every_rank() {
             .unwrap();
             let e2 = lu(&comm, &s, &params(LuAlgorithm::Conflux, None, 2)).err();
             let e3 = lu(&comm, &s, &params(LuAlgorithm::TwoD, None, 2)).err();
-            let nan = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+            let nan = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
                 if (i, j) == (7, 2) {
                     f64::NAN
                 } else {
@@ -191,12 +191,24 @@ fn bad_input_gives_the_same_error_on_every_rank() {
                 }
             })
             .unwrap();
+            let inf = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+                if (i, j) == (0, 8) {
+                    f64::NEG_INFINITY
+                } else {
+                    1.0
+                }
+            })
+            .unwrap();
             let e4 = lu(&comm, &nan, &LuParams::default()).err();
+            let e5 = lu(&comm, &inf, &params(LuAlgorithm::TwoD, None, 2)).err();
+            let e4 = e4.zip(e5);
             (
                 e1,
                 e2.map(|e| e.to_string()),
                 e3.map(|e| e.to_string()),
-                e4.map(|e| matches!(e, LuError::NotFinite)),
+                e4.map(|(a, b)| {
+                    matches!(a, LuError::NotFinite) && matches!(b, LuError::NotFinite)
+                }),
             )
         });
     for e in &errs {
