@@ -163,54 +163,50 @@ fn matrices_that_need_pivoting() {
 
 #[test]
 fn bad_input_gives_the_same_error_on_every_rank() {
-    let errs =
-        run_ranks(4, |comm| {
-            let a =
-                OwnedDistMatrix::from_fn(&comm, GridLayout::even(6, 5, 2, 2).unwrap(), |_, _| 1.0)
-                    .unwrap();
-            let e1 = lu(&comm, &a, &LuParams::default())
-                .err()
-                .map(|e| e.to_string());
-            // Exactly singular: column 3 is zero.
-            let layout = BlockCyclic::new(9, 9, 2, 2, 2, 2).unwrap();
-            let s = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
-                if j == 3 {
-                    0.0
-                } else {
-                    entry::<f64>(i, j, 4)
-                }
-            })
+    let errs = run_ranks(4, |comm| {
+        let a = OwnedDistMatrix::from_fn(&comm, GridLayout::even(6, 5, 2, 2).unwrap(), |_, _| 1.0)
             .unwrap();
-            let e2 = lu(&comm, &s, &params(LuAlgorithm::Conflux, None, 2)).err();
-            let e3 = lu(&comm, &s, &params(LuAlgorithm::TwoD, None, 2)).err();
-            let nan = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
-                if (i, j) == (7, 2) {
-                    f64::NAN
-                } else {
-                    1.0
-                }
-            })
-            .unwrap();
-            let inf = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
-                if (i, j) == (0, 8) {
-                    f64::NEG_INFINITY
-                } else {
-                    1.0
-                }
-            })
-            .unwrap();
-            let e4 = lu(&comm, &nan, &LuParams::default()).err();
-            let e5 = lu(&comm, &inf, &params(LuAlgorithm::TwoD, None, 2)).err();
-            let e4 = e4.zip(e5);
-            (
-                e1,
-                e2.map(|e| e.to_string()),
-                e3.map(|e| e.to_string()),
-                e4.map(|(a, b)| {
-                    matches!(a, LuError::NotFinite) && matches!(b, LuError::NotFinite)
-                }),
-            )
-        });
+        let e1 = lu(&comm, &a, &LuParams::default())
+            .err()
+            .map(|e| e.to_string());
+        // Exactly singular: column 3 is zero.
+        let layout = BlockCyclic::new(9, 9, 2, 2, 2, 2).unwrap();
+        let s = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
+            if j == 3 {
+                0.0
+            } else {
+                entry::<f64>(i, j, 4)
+            }
+        })
+        .unwrap();
+        let e2 = lu(&comm, &s, &params(LuAlgorithm::Conflux, None, 2)).err();
+        let e3 = lu(&comm, &s, &params(LuAlgorithm::TwoD, None, 2)).err();
+        let nan = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| {
+            if (i, j) == (7, 2) {
+                f64::NAN
+            } else {
+                1.0
+            }
+        })
+        .unwrap();
+        let inf = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+            if (i, j) == (0, 8) {
+                f64::NEG_INFINITY
+            } else {
+                1.0
+            }
+        })
+        .unwrap();
+        let e4 = lu(&comm, &nan, &LuParams::default()).err();
+        let e5 = lu(&comm, &inf, &params(LuAlgorithm::TwoD, None, 2)).err();
+        let e4 = e4.zip(e5);
+        (
+            e1,
+            e2.map(|e| e.to_string()),
+            e3.map(|e| e.to_string()),
+            e4.map(|(a, b)| matches!(a, LuError::NotFinite) && matches!(b, LuError::NotFinite)),
+        )
+    });
     for e in &errs {
         assert_eq!(e, &errs[0]);
     }
