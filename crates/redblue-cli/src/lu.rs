@@ -177,6 +177,37 @@ fn ratio(residual: f64, scale: f64) -> f64 {
     }
 }
 
+/// `r −= a·b`, by COSMA on every rank of `comm`.
+fn subtract_product<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    a: &OwnedDistMatrix<T, AnyLayout>,
+    b: &OwnedDistMatrix<T, AnyLayout>,
+    r: &mut OwnedDistMatrix<T, AnyLayout>,
+) -> Result<(), String> {
+    let ((m, k), n) = (a.layout().shape(), b.layout().shape().1);
+    let schedule = Algorithm::Cosma
+        .schedule(
+            GemmShape::new(m, n, k),
+            comm.size(),
+            &PlanOptions::default(),
+        )
+        .map_err(text)?;
+    let (one, minus) = (T::one(), T::zero() - T::one());
+    multiply(
+        comm,
+        minus,
+        a,
+        Op::NoTrans,
+        b,
+        Op::NoTrans,
+        one,
+        r,
+        &schedule,
+        Par::Seq,
+    )
+    .map_err(text)
+}
+
 /// `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)`, `A` being `value(i, j, 1)` in `layout`.
 fn factor_residual<T: KernelScalar, C: Communicator>(
     comm: &C,
@@ -190,27 +221,7 @@ fn factor_residual<T: KernelScalar, C: Communicator>(
     let mut r =
         OwnedDistMatrix::from_fn(comm, a.layout().clone(), |i, j| value::<T>(perm[i], j, 1))
             .map_err(text)?;
-    let schedule = Algorithm::Cosma
-        .schedule(
-            GemmShape::new(n, n, n),
-            comm.size(),
-            &PlanOptions::default(),
-        )
-        .map_err(text)?;
-    let (one, minus) = (T::one(), T::zero() - T::one());
-    multiply(
-        comm,
-        minus,
-        &l,
-        Op::NoTrans,
-        &u,
-        Op::NoTrans,
-        one,
-        &mut r,
-        &schedule,
-        Par::Seq,
-    )
-    .map_err(text)?;
+    subtract_product(comm, &l, &u, &mut r)?;
     let (r1, _) = norms_one_inf(comm, &r).map_err(text)?;
     let (a1, _) = norms_one_inf(comm, a).map_err(text)?;
     Ok(ratio(
@@ -226,29 +237,9 @@ fn solve_residual<T: KernelScalar, C: Communicator>(
     b: &OwnedDistMatrix<T, AnyLayout>,
     x: &OwnedDistMatrix<T, AnyLayout>,
 ) -> Result<f64, String> {
-    let (n, k) = b.layout().shape();
+    let n = b.layout().shape().0;
     let mut r = b.clone();
-    let schedule = Algorithm::Cosma
-        .schedule(
-            GemmShape::new(n, k, n),
-            comm.size(),
-            &PlanOptions::default(),
-        )
-        .map_err(text)?;
-    let (one, minus) = (T::one(), T::zero() - T::one());
-    multiply(
-        comm,
-        minus,
-        a,
-        Op::NoTrans,
-        x,
-        Op::NoTrans,
-        one,
-        &mut r,
-        &schedule,
-        Par::Seq,
-    )
-    .map_err(text)?;
+    subtract_product(comm, a, x, &mut r)?;
     let (_, r_inf) = norms_one_inf(comm, &r).map_err(text)?;
     let (_, a_inf) = norms_one_inf(comm, a).map_err(text)?;
     let (_, x_inf) = norms_one_inf(comm, x).map_err(text)?;

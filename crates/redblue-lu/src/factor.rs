@@ -95,24 +95,50 @@ pub(crate) fn u01_piece(g: &Geometry, t: usize, y: usize, q: usize) -> Vec<usize
     cols[part(cols.len(), g.px * g.c, q)].to_vec()
 }
 
+/// Calls `f(x, holder, rows)` for every nonempty 1D piece of `L10` (grid row `x`, piece
+/// holder rank `(x, q mod Py, ⌊q/Py⌋)`).
+fn each_l10_piece(g: &Geometry, rest: &[usize], mut f: impl FnMut(usize, usize, Vec<usize>)) {
+    for x in 0..g.px {
+        for q in 0..g.py * g.c {
+            let rows = l10_piece(g, rest, x, q);
+            if !rows.is_empty() {
+                f(x, g.rank(x, q % g.py, q / g.py), rows);
+            }
+        }
+    }
+}
+
+/// Calls `f(y, holder, cols)` for every nonempty 1D piece of `U01` (grid column `y`, piece
+/// holder rank `(q mod Px, y, ⌊q/Px⌋)`).
+fn each_u01_piece(g: &Geometry, t: usize, mut f: impl FnMut(usize, usize, Vec<usize>)) {
+    for y in 0..g.py {
+        for q in 0..g.px * g.c {
+            let cols = u01_piece(g, t, y, q);
+            if !cols.is_empty() {
+                f(y, g.rank(q % g.px, y, q / g.px), cols);
+            }
+        }
+    }
+}
+
+/// Layer `z`'s share of a step's `w` columns or pivot rows.
+fn layer_share(w: usize, g: &Geometry, z: usize) -> std::ops::Range<usize> {
+    part(w, g.c, z)
+}
+
 /// Step 4: the reduced panel rows `rest × J` to their 1D pieces.
 pub(crate) fn l10_scatter_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let (y0, z0) = g.panel_owner(t);
     let cols: Vec<usize> = g.panel(t).collect();
     let mut out = Vec::new();
-    for x in 0..g.px {
-        for q in 0..g.py * g.c {
-            let rows = l10_piece(g, rest, x, q);
-            if !rows.is_empty() {
-                out.push(Move {
-                    from: g.rank(x, y0, z0),
-                    to: g.rank(x, q % g.py, q / g.py),
-                    rows,
-                    cols: cols.clone(),
-                });
-            }
-        }
-    }
+    each_l10_piece(g, rest, |x, holder, rows| {
+        out.push(Move {
+            from: g.rank(x, y0, z0),
+            to: holder,
+            rows,
+            cols: cols.clone(),
+        });
+    });
     out
 }
 
@@ -120,29 +146,22 @@ pub(crate) fn l10_scatter_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<M
 /// of their columns (the receiver adds them up).
 pub(crate) fn u01_reduce_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
     let mut out = Vec::new();
-    for y in 0..g.py {
-        for q in 0..g.px * g.c {
-            let cols = u01_piece(g, t, y, q);
-            if cols.is_empty() {
+    each_u01_piece(g, t, |y, holder, cols| {
+        for x in 0..g.px {
+            let rows = g.rows_of(piv, x);
+            if rows.is_empty() {
                 continue;
             }
-            let to = g.rank(q % g.px, y, q / g.px);
-            for x in 0..g.px {
-                let rows = g.rows_of(piv, x);
-                if rows.is_empty() {
-                    continue;
-                }
-                for z in 0..g.c {
-                    out.push(Move {
-                        from: g.rank(x, y, z),
-                        to,
-                        rows: rows.clone(),
-                        cols: cols.clone(),
-                    });
-                }
+            for z in 0..g.c {
+                out.push(Move {
+                    from: g.rank(x, y, z),
+                    to: holder,
+                    rows: rows.clone(),
+                    cols: cols.clone(),
+                });
             }
         }
-    }
+    });
     out
 }
 
@@ -151,30 +170,24 @@ pub(crate) fn u01_reduce_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
 pub(crate) fn l10_spread_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let panel = g.panel(t);
     let mut out = Vec::new();
-    for x in 0..g.px {
-        for q in 0..g.py * g.c {
-            let rows = l10_piece(g, rest, x, q);
-            if rows.is_empty() {
+    each_l10_piece(g, rest, |x, holder, rows| {
+        for z in 0..g.c {
+            let cols: Vec<usize> = layer_share(panel.len(), g, z)
+                .map(|j| panel.start + j)
+                .collect();
+            if cols.is_empty() {
                 continue;
             }
-            let from = g.rank(x, q % g.py, q / g.py);
-            for z in 0..g.c {
-                let share = part(panel.len(), g.c, z);
-                if share.is_empty() {
-                    continue;
-                }
-                let cols: Vec<usize> = share.map(|j| panel.start + j).collect();
-                for y in 0..g.py {
-                    out.push(Move {
-                        from,
-                        to: g.rank(x, y, z),
-                        rows: rows.clone(),
-                        cols: cols.clone(),
-                    });
-                }
+            for y in 0..g.py {
+                out.push(Move {
+                    from: holder,
+                    to: g.rank(x, y, z),
+                    rows: rows.clone(),
+                    cols: cols.clone(),
+                });
             }
         }
-    }
+    });
     out
 }
 
@@ -182,29 +195,22 @@ pub(crate) fn l10_spread_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Mo
 /// layer's share of the pivot rows.
 pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
     let mut out = Vec::new();
-    for y in 0..g.py {
-        for q in 0..g.px * g.c {
-            let cols = u01_piece(g, t, y, q);
-            if cols.is_empty() {
+    each_u01_piece(g, t, |y, holder, cols| {
+        for z in 0..g.c {
+            let rows = piv[layer_share(piv.len(), g, z)].to_vec();
+            if rows.is_empty() {
                 continue;
             }
-            let from = g.rank(q % g.px, y, q / g.px);
-            for z in 0..g.c {
-                let rows = piv[part(piv.len(), g.c, z)].to_vec();
-                if rows.is_empty() {
-                    continue;
-                }
-                for x in 0..g.px {
-                    out.push(Move {
-                        from,
-                        to: g.rank(x, y, z),
-                        rows: rows.clone(),
-                        cols: cols.clone(),
-                    });
-                }
+            for x in 0..g.px {
+                out.push(Move {
+                    from: holder,
+                    to: g.rank(x, y, z),
+                    rows: rows.clone(),
+                    cols: cols.clone(),
+                });
             }
         }
-    }
+    });
     out
 }
 
@@ -213,23 +219,18 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
 pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
     let panel = g.panel(t);
-    let cols: Vec<usize> = (panel.start + part(panel.len(), g.c, 0).end..panel.end).collect();
+    let first = panel.start + layer_share(panel.len(), g, 0).end;
+    let cols: Vec<usize> = (first..panel.end).collect();
     let mut out = Vec::new();
-    if cols.is_empty() {
-        return out;
-    }
-    for x in 0..g.px {
-        for q in 0..g.py * g.c {
-            let rows = l10_piece(g, rest, x, q);
-            if !rows.is_empty() {
-                out.push(Move {
-                    from: g.rank(x, q % g.py, q / g.py),
-                    to: g.rank(x, y0, 0),
-                    rows,
-                    cols: cols.clone(),
-                });
-            }
-        }
+    if !cols.is_empty() {
+        each_l10_piece(g, rest, |x, holder, rows| {
+            out.push(Move {
+                from: holder,
+                to: g.rank(x, y0, 0),
+                rows,
+                cols: cols.clone(),
+            });
+        });
     }
     out
 }
@@ -237,29 +238,22 @@ pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Ve
 /// Step 9b: the solved `U01` pieces to layer 0's tiles, for the pivot rows outside layer 0's
 /// share (step 7b brought layer 0's share there already; with one layer nothing moves).
 pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
-    let later = &piv[part(piv.len(), g.c, 0).end..];
+    let later = &piv[layer_share(piv.len(), g, 0).end..];
     let mut out = Vec::new();
-    if later.is_empty() {
-        return out;
-    }
-    for y in 0..g.py {
-        for q in 0..g.px * g.c {
-            let cols = u01_piece(g, t, y, q);
-            if cols.is_empty() {
-                continue;
-            }
+    if !later.is_empty() {
+        each_u01_piece(g, t, |y, holder, cols| {
             for x in 0..g.px {
                 let rows = g.rows_of(later, x);
                 if !rows.is_empty() {
                     out.push(Move {
-                        from: g.rank(q % g.px, y, q / g.px),
+                        from: holder,
                         to: g.rank(x, y, 0),
                         rows,
                         cols: cols.clone(),
                     });
                 }
             }
-        }
+        });
     }
     out
 }
