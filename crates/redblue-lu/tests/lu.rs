@@ -10,6 +10,16 @@ use redblue_lu::{
     LuParams,
 };
 
+/// Words and messages sent and received: what the exact models must match.
+fn counters(s: &redblue_comm::CommStats) -> (u64, u64, u64, u64) {
+    (
+        s.words_sent,
+        s.words_received,
+        s.messages_sent,
+        s.messages_received,
+    )
+}
+
 /// A deterministic pseudo-random entry in [-1, 1).
 fn rand(i: usize, j: usize, seed: usize) -> f64 {
     let mut x = ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
@@ -237,18 +247,8 @@ fn measured_equals_model(n: usize, p: usize, pr: &LuParams) {
     for (r, (s, _)) in out.iter().enumerate() {
         let m = &model[r];
         assert_eq!(
-            (
-                s.words_sent,
-                s.words_received,
-                s.messages_sent,
-                s.messages_received
-            ),
-            (
-                m.words_sent,
-                m.words_received,
-                m.messages_sent,
-                m.messages_received
-            ),
+            counters(s),
+            counters(m),
             "rank {r} of {p}, n = {n}, grid {grid}, {}",
             pr.algorithm
         );
@@ -473,21 +473,7 @@ fn solve_words_equal_the_model_exactly() {
         });
         for (r, (s, model)) in out.iter().enumerate() {
             let m = &model[r];
-            assert_eq!(
-                (
-                    s.words_sent,
-                    s.words_received,
-                    s.messages_sent,
-                    s.messages_received
-                ),
-                (
-                    m.words_sent,
-                    m.words_received,
-                    m.messages_sent,
-                    m.messages_received
-                ),
-                "rank {r} of {p}, n = {n}"
-            );
+            assert_eq!(counters(s), counters(m), "rank {r} of {p}, n = {n}");
         }
         assert!(out.iter().any(|(s, _)| s.words_sent > 0) || p == 1);
     }
@@ -526,18 +512,8 @@ fn the_model_before_the_run_is_exact_for_a_matrix_needing_no_interchanges() {
                 "{algorithm}: no interchanges"
             );
             assert_eq!(
-                (
-                    s.words_sent,
-                    s.words_received,
-                    s.messages_sent,
-                    s.messages_received
-                ),
-                (
-                    model[r].words_sent,
-                    model[r].words_received,
-                    model[r].messages_sent,
-                    model[r].messages_received
-                ),
+                counters(s),
+                counters(&model[r]),
                 "rank {r} of {p}, {algorithm}"
             );
         }
