@@ -26,7 +26,9 @@
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
 use crate::moves::{exchange, exchange_cols, tree_broadcast, tree_transfers, Move};
-use crate::pivot::{partial, partial_transfers, tournament, tournament_transfers, Chosen};
+use crate::pivot::{
+    butterfly_size, partial, partial_transfers, tournament, tournament_transfers, Chosen,
+};
 use crate::LuError;
 use redblue_comm::volume::{self, Transfers};
 use redblue_comm::{CommStats, Communicator, CommunicatorExt};
@@ -258,6 +260,27 @@ pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec
     out
 }
 
+/// Step 3's broadcast of step `t`'s `A00` and pivots on `p` ranks: from the panel rank of
+/// grid row 0 to every rank that does not have them yet (the butterfly leaves them on the
+/// first `p2` panel ranks, partial pivoting on the first).
+pub(crate) fn broadcast_members(
+    g: &Geometry,
+    p: usize,
+    pivoting: Pivoting,
+    t: usize,
+) -> Vec<usize> {
+    let (y0, z0) = g.panel_owner(t);
+    let holders = match pivoting {
+        Pivoting::Tournament => butterfly_size(g.px),
+        Pivoting::Partial => 1,
+    };
+    let has =
+        |r: usize| matches!(g.coords(r), Some((x, y, z)) if y == y0 && z == z0 && x < holders);
+    std::iter::once(g.rank(0, y0, z0))
+        .chain((0..p).filter(|&r| !has(r)))
+        .collect()
+}
+
 /// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
 /// on `comm` (whose first `g.ranks()` ranks form the grid).
 ///
@@ -348,7 +371,6 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             _ => None,
         };
         // 3. A00 and the pivots to everyone.
-        let root = rank_of(0);
         let mut meta = vec![0u64; 1 + w];
         let mut a00 = vec![T::zero(); w * w];
         if let Some(ch) = chosen {
@@ -358,8 +380,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             }
             a00 = ch.a00;
         }
-        tree_broadcast(comm, &mut meta, root)?;
-        tree_broadcast(comm, &mut a00, root)?;
+        let members = broadcast_members(g, comm.size(), pivoting, t);
+        tree_broadcast(comm, &mut meta, &members)?;
+        tree_broadcast(comm, &mut a00, &members)?;
         if meta[0] > 0 {
             return Err(LuError::Singular {
                 column: panel.start + meta[0] as usize - 1,
@@ -671,12 +694,12 @@ pub(crate) fn model_costs(
                 add(rank, &tr, bytes);
             }
         }
-        let root = g.rank(0, y0, z0);
+        let members = broadcast_members(g, p, pivoting, t);
         for r in 0..p {
-            for tr in tree_transfers(r, p, 1 + w, root) {
+            for tr in tree_transfers(r, &members, 1 + w) {
                 add(r, &tr, 8);
             }
-            for tr in tree_transfers(r, p, w * w, root) {
+            for tr in tree_transfers(r, &members, w * w) {
                 add(r, &tr, bytes);
             }
         }

@@ -12,43 +12,47 @@ use redblue_core::Scalar;
 /// Tag of [`tree_broadcast`]'s messages.
 const TAG_TREE: u32 = 0x4c55_0001;
 
-/// Sends `buf` from `root` to every rank of `comm` along a binomial tree: in round `d = 1, 2,
-/// 4, …` every rank that has the data and whose distance `q` from the root is below `d` sends
-/// it to distance `q + d`. The root sends `⌈log₂ P⌉` copies, every other rank receives one,
-/// where a linear broadcast would have the root send `P − 1`.
+/// Sends `buf` from `members[0]` to the other ranks of `members` along a binomial tree: in
+/// round `d = 1, 2, 4, …` every member at position `q < d` sends to position `q + d`. The
+/// root sends `⌈log₂ |members|⌉` copies, every other member receives one, where a linear
+/// broadcast would have the root send them all. Ranks outside `members` do nothing.
 ///
 /// # Collective
+/// Over `members` (every rank passes the same list).
 /// # Errors
 /// A communication failure.
 pub(crate) fn tree_broadcast<T: Datum, C: Communicator>(
     comm: &C,
     buf: &mut [T],
-    root: usize,
+    members: &[usize],
 ) -> Result<(), CommError> {
-    let (p, me) = (comm.size(), comm.rank());
-    let q = (me + p - root) % p;
+    let Some(q) = members.iter().position(|&r| r == comm.rank()) else {
+        return Ok(());
+    };
     let mut d = 1;
-    while d < p {
-        if q < d && q + d < p {
-            comm.send(buf, (me + d) % p, TAG_TREE)?;
+    while d < members.len() {
+        if q < d && q + d < members.len() {
+            comm.send(buf, members[q + d], TAG_TREE)?;
         } else if (d..2 * d).contains(&q) {
-            comm.recv(buf, (me + p - d) % p, TAG_TREE)?;
+            comm.recv(buf, members[q - d], TAG_TREE)?;
         }
         d *= 2;
     }
     Ok(())
 }
 
-/// What [`tree_broadcast`] of `n` elements from `root` counts on `rank` of `p`.
-pub(crate) fn tree_transfers(rank: usize, p: usize, n: usize, root: usize) -> Vec<Transfers> {
-    let q = (rank + p - root) % p;
+/// What [`tree_broadcast`] of `n` elements over `members` counts on `rank`.
+pub(crate) fn tree_transfers(rank: usize, members: &[usize], n: usize) -> Vec<Transfers> {
+    let Some(q) = members.iter().position(|&r| r == rank) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     let mut d = 1;
-    while d < p {
-        if q < d && q + d < p {
-            out.push(point_to_point(Some(((rank + d) % p, n)), None));
+    while d < members.len() {
+        if q < d && q + d < members.len() {
+            out.push(point_to_point(Some((members[q + d], n)), None));
         } else if (d..2 * d).contains(&q) {
-            out.push(point_to_point(None, Some(((rank + p - d) % p, n))));
+            out.push(point_to_point(None, Some((members[q - d], n))));
         }
         d *= 2;
     }

@@ -81,48 +81,136 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     (order, fact, first_zero)
 }
 
-/// Candidates participant `x` (of `px`) holds when it enters the tournament round at distance
-/// `d` (1, 2, 4, ...): `avail[x]` active rows at the start, at most `w` kept after each playoff.
-pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
-    if d == 1 {
-        return avail[x].min(w);
-    }
-    let h = d / 2;
-    let mine = held(avail, w, x, h);
-    if x.is_multiple_of(d) && x + h < avail.len() {
-        (mine + held(avail, w, x + h, h)).min(w)
+/// The participants of the butterfly proper: the largest power of two at most `px`. The
+/// others (`x ≥ p2`) first hand their candidates to `x − p2`.
+pub(crate) fn butterfly_size(px: usize) -> usize {
+    if px <= 1 {
+        1
     } else {
-        mine
+        1 << (usize::BITS - 1 - px.leading_zeros())
     }
 }
 
-/// The tournament's transfers on participant `x` (of `avail.len()`): in the round at distance
-/// `d`, `x` with `x mod 2d = d` sends its candidates (values and row indices, two messages) to
-/// `x − d`.
+/// Candidates participant `x < p2` holds when it enters the butterfly round at distance `d`
+/// (1, 2, 4, ...): its own `min(avail[x], w)`, merged with those of `x + p2` if there is one,
+/// and after each round the winners of its group of `d` participants (at most `w`).
+pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
+    if d == 1 {
+        let p2 = butterfly_size(avail.len());
+        let mine = avail[x].min(w);
+        return match avail.get(x + p2) {
+            Some(&theirs) => (mine + theirs.min(w)).min(w),
+            None => mine,
+        };
+    }
+    let h = d / 2;
+    (held(avail, w, x, h) + held(avail, w, x ^ h, h)).min(w)
+}
+
+/// The tournament's transfers on participant `x` (of `avail.len()`): `x ≥ p2` sends its
+/// candidates (values and row indices, two messages) to `x − p2`; then in the round at distance
+/// `d` every `x < p2` exchanges its candidates with `x XOR d`.
 pub(crate) fn tournament_transfers(avail: &[usize], w: usize, x: usize) -> Vec<Transfers> {
-    let px = avail.len();
+    let p2 = butterfly_size(avail.len());
+    if x >= p2 {
+        let k = avail[x].min(w);
+        return vec![
+            point_to_point(Some((x - p2, k * w)), None),
+            point_to_point(Some((x - p2, k)), None),
+        ];
+    }
     let mut out = Vec::new();
+    if let Some(&theirs) = avail.get(x + p2) {
+        let k = theirs.min(w);
+        out.push(point_to_point(None, Some((x + p2, k * w))));
+        out.push(point_to_point(None, Some((x + p2, k))));
+    }
     let mut d = 1;
-    while d < px {
-        if x % (2 * d) == d {
-            let k = held(avail, w, x, d);
-            out.push(point_to_point(Some((x - d, k * w)), None));
-            out.push(point_to_point(Some((x - d, k)), None));
-            break;
-        }
-        if x.is_multiple_of(2 * d) && x + d < px {
-            let k = held(avail, w, x + d, d);
-            out.push(point_to_point(None, Some((x + d, k * w))));
-            out.push(point_to_point(None, Some((x + d, k))));
-        }
+    while d < p2 {
+        let y = x ^ d;
+        let (mine, theirs) = (held(avail, w, x, d), held(avail, w, y, d));
+        out.push(point_to_point(Some((y, mine * w)), Some((y, theirs * w))));
+        out.push(point_to_point(Some((y, mine)), Some((y, theirs))));
         d *= 2;
     }
     out
 }
 
+/// The candidates of one participant: global rows and their values (`rows × w`).
+struct Candidates<T> {
+    rows: Vec<usize>,
+    vals: Vec<T>,
+}
+
+/// A playoff: `upper` stacked over `lower`, eliminated; the `w` winners, `L00\U00` of them
+/// and the first zero pivot. Both partners of a butterfly round stack the lower participant's
+/// candidates first, so they compute the same winners.
+fn playoff<T: KernelScalar>(
+    upper: &Candidates<T>,
+    lower: &Candidates<T>,
+    w: usize,
+) -> (Candidates<T>, Vec<T>, Option<usize>) {
+    let (a, b) = (upper.rows.len(), lower.rows.len());
+    let mut stacked = Vec::with_capacity((a + b) * w);
+    for j in 0..w {
+        stacked.extend_from_slice(&upper.vals[j * a..(j + 1) * a]);
+        stacked.extend_from_slice(&lower.vals[j * b..(j + 1) * b]);
+    }
+    let all: Vec<usize> = upper.rows.iter().chain(&lower.rows).copied().collect();
+    let (order, fact, zero) = gepp_select(&stacked, a + b, w);
+    let winners = Candidates {
+        rows: order.iter().map(|&i| all[i]).collect(),
+        vals: pick_rows(&stacked, a + b, w, &order),
+    };
+    (winners, fact, zero)
+}
+
+/// Sends (`partner` given) and receives `k` candidates to and from participant ranks.
+fn swap_candidates<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    mine: Option<(&Candidates<T>, usize)>,
+    theirs: Option<(usize, usize)>,
+    w: usize,
+) -> Result<Option<Candidates<T>>, CommError> {
+    let idx: Vec<u64> = mine.map_or(Vec::new(), |(c, _)| {
+        c.rows.iter().map(|&r| r as u64).collect()
+    });
+    match (mine, theirs) {
+        (Some((c, to)), None) => {
+            comm.send(&c.vals, to, TAG_VALUES)?;
+            comm.send(&idx, to, TAG_ROWS)?;
+            Ok(None)
+        }
+        (None, Some((from, k))) => {
+            let mut vals = vec![T::zero(); k * w];
+            comm.recv(&mut vals, from, TAG_VALUES)?;
+            let mut rows = vec![0u64; k];
+            comm.recv(&mut rows, from, TAG_ROWS)?;
+            Ok(Some(Candidates {
+                rows: rows.into_iter().map(|r| r as usize).collect(),
+                vals,
+            }))
+        }
+        (Some((c, to)), Some((from, k))) => {
+            let mut vals = vec![T::zero(); k * w];
+            comm.sendrecv(&c.vals, to, &mut vals, from, TAG_VALUES)?;
+            let mut rows = vec![0u64; k];
+            comm.sendrecv(&idx, to, &mut rows, from, TAG_ROWS)?;
+            Ok(Some(Candidates {
+                rows: rows.into_iter().map(|r| r as usize).collect(),
+                vals,
+            }))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// Tournament pivoting on participant `x` of `px`, whose active panel rows are `rows` with
 /// values `vals` (`rows.len() × w`, column-major); `avail[x']` is every participant's active
-/// row count and `rank_of(x')` its rank. Returns the choice on participant 0.
+/// row count and `rank_of(x')` its rank. Local elimination picks `w` candidates; participants
+/// `x ≥ p2` ([`butterfly_size`]) fold theirs into `x − p2`; then a butterfly of `log₂ p2`
+/// rounds of playoffs leaves the winners and `A00` on every participant `x < p2`, which
+/// returns them (the others return `None`).
 ///
 /// # Errors
 /// A communication failure.
@@ -137,47 +225,39 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     w: usize,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let px = avail.len();
+    let p2 = butterfly_size(px);
     let m = rows.len();
     let (order, mut fact, mut first_zero) = gepp_select(vals, m, w);
-    let mut cand_rows: Vec<usize> = order.iter().map(|&i| rows[i]).collect();
-    let mut cand_vals = pick_rows(vals, m, w, &order);
+    let mut mine = Candidates {
+        rows: order.iter().map(|&i| rows[i]).collect(),
+        vals: pick_rows(vals, m, w, &order),
+    };
+    if x >= p2 {
+        swap_candidates(comm, Some((&mine, rank_of(x - p2))), None, w)?;
+        return Ok(None);
+    }
+    if let Some(&k) = avail.get(x + p2) {
+        let from = Some((rank_of(x + p2), k.min(w)));
+        if let Some(theirs) = swap_candidates(comm, None, from, w)? {
+            (mine, fact, first_zero) = playoff(&mine, &theirs, w);
+        }
+    }
     let mut d = 1;
-    while d < px {
-        if x % (2 * d) == d {
-            let to = rank_of(x - d);
-            comm.send(&cand_vals, to, TAG_VALUES)?;
-            let idx: Vec<u64> = cand_rows.iter().map(|&r| r as u64).collect();
-            comm.send(&idx, to, TAG_ROWS)?;
-            return Ok(None);
-        }
-        if x.is_multiple_of(2 * d) && x + d < px {
-            let k = held(avail, w, x + d, d);
-            let from = rank_of(x + d);
-            let mut theirs = vec![T::zero(); k * w];
-            comm.recv(&mut theirs, from, TAG_VALUES)?;
-            let mut idx = vec![0u64; k];
-            comm.recv(&mut idx, from, TAG_ROWS)?;
-            // Stack mine over theirs and play off.
-            let (a, b) = (cand_rows.len(), k);
-            let mut stacked = Vec::with_capacity((a + b) * w);
-            for j in 0..w {
-                stacked.extend_from_slice(&cand_vals[j * a..(j + 1) * a]);
-                stacked.extend_from_slice(&theirs[j * b..(j + 1) * b]);
-            }
-            let all_rows: Vec<usize> = cand_rows
-                .iter()
-                .copied()
-                .chain(idx.iter().map(|&r| r as usize))
-                .collect();
-            let (o, f, z) = gepp_select(&stacked, a + b, w);
-            cand_rows = o.iter().map(|&i| all_rows[i]).collect();
-            cand_vals = pick_rows(&stacked, a + b, w, &o);
-            (fact, first_zero) = (f, z);
-        }
+    while d < p2 {
+        let y = x ^ d;
+        let partner = rank_of(y);
+        let k = held(avail, w, y, d);
+        let theirs = swap_candidates(comm, Some((&mine, partner)), Some((partner, k)), w)?
+            .expect("a butterfly round receives");
+        (mine, fact, first_zero) = if x < y {
+            playoff(&mine, &theirs, w)
+        } else {
+            playoff(&theirs, &mine, w)
+        };
         d *= 2;
     }
-    Ok((x == 0).then_some(Chosen {
-        rows: cand_rows,
+    Ok(Some(Chosen {
+        rows: mine.rows,
         a00: fact,
         first_zero,
     }))
@@ -346,12 +426,36 @@ mod tests {
     }
 
     #[test]
-    fn held_counts_follow_the_tree() {
-        let avail = [5, 1, 0, 7, 2];
-        assert_eq!(held(&avail, 3, 0, 1), 3);
-        assert_eq!(held(&avail, 3, 0, 2), 3);
-        assert_eq!(held(&avail, 3, 2, 2), 3);
-        assert_eq!(held(&avail, 3, 4, 4), 2);
-        assert_eq!(held(&avail, 3, 1, 1), 1);
+    fn held_counts_follow_the_butterfly() {
+        // Five participants: 4 folds into 0, then rounds at distances 1 and 2.
+        let avail = [1, 0, 0, 1, 1];
+        assert_eq!(butterfly_size(5), 4);
+        assert_eq!(held(&avail, 3, 0, 1), 2);
+        assert_eq!(held(&avail, 3, 1, 1), 0);
+        assert_eq!(held(&avail, 3, 3, 1), 1);
+        assert_eq!(held(&avail, 3, 1, 2), 2);
+        assert_eq!(held(&avail, 3, 2, 2), 1);
+        assert_eq!(held(&avail, 3, 3, 4), 3);
+        assert_eq!(held(&[5, 1, 0, 7, 2], 3, 2, 2), 3);
+        // What one participant sends, its partner receives.
+        for avail in [vec![5, 1, 0, 7, 2], vec![2; 7], vec![9], vec![0, 4, 4]] {
+            let px = avail.len();
+            let all: Vec<_> = (0..px)
+                .map(|x| tournament_transfers(&avail, 3, x))
+                .collect();
+            let mut sent = std::collections::BTreeMap::new();
+            let mut received = std::collections::BTreeMap::new();
+            for (x, list) in all.iter().enumerate() {
+                for t in list {
+                    for &(to, n) in &t.sends {
+                        *sent.entry((x, to)).or_insert(0) += n;
+                    }
+                    for &(from, n) in &t.recvs {
+                        *received.entry((from, x)).or_insert(0) += n;
+                    }
+                }
+            }
+            assert_eq!(sent, received, "{avail:?}");
+        }
     }
 }
