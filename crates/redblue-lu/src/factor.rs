@@ -7,7 +7,7 @@
 //!    column `t mod Py` ([`panel_reduce_moves`]);
 //! 2. the `Px` ranks holding it choose `w` pivot rows (tournament or partial pivoting) and
 //!    factor `A00 = L00·U00` on them;
-//! 3. `A00` and the pivot rows are broadcast to every rank (a binomial tree);
+//! 3. `A00` and the pivot rows are broadcast to every rank that lacks them (a binomial tree);
 //! 4. the rest of the panel, `R' × J`, goes 1D over the `Py·c` ranks of each grid row
 //!    ([`l10_scatter_moves`]), and 5. the pivot rows right of the panel are summed over the
 //!    layers into a 1D distribution of their columns over the `Px·c` ranks of each grid column

@@ -1,9 +1,10 @@
 //! Choosing a step's `w` pivot rows among the `Px` ranks that hold the reduced panel:
-//! [`tournament`] (COnfLUX: local partial pivoting picks candidates, a binary tree of playoffs
+//! [`tournament`] (COnfLUX: local partial pivoting picks candidates, a butterfly of playoffs
 //! picks the winners) or [`partial`] (the 2D baseline: one pivot search per column, as
 //! ScaLAPACK's PDGETF2). Both leave the winners, in pivot order, and `A00 = L00\U00` on the
-//! participant at grid row 0; both count their messages by pure functions of the active-row
-//! counts (and, for partial pivoting, of who won), which the cost model reuses.
+//! participant at grid row 0 (the butterfly on every participant below the largest power of
+//! two); both count their messages by pure functions of the active-row counts (and, for
+//! partial pivoting, of who won), which the cost model reuses.
 
 use redblue_comm::volume::{point_to_point, Transfers};
 use redblue_comm::{wait_all, CommError, Communicator};
