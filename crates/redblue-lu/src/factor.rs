@@ -446,9 +446,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             let at = tc[j] * tl + piv_start;
             out.copy_from_slice(&tiles.data[at..at + rows.len()]);
         })?
-        .apply(|i, j, v| {
-            let a = &mut u01[pos[i] + pos2[j] * w];
-            *a += v;
+        .apply_cols(|j, rows, vals| {
+            let col = &mut u01[pos2[j] * w..(pos2[j] + 1) * w];
+            for (&i, &v) in rows.iter().zip(vals) {
+                col[pos[i]] += v;
+            }
         });
         // 6. The triangular solves on the pieces.
         let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
