@@ -394,25 +394,15 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 max_u = max_u.max(a00[i + k * w].abs().to_f64());
             }
         }
-        // My pivot rows to the front of my active rows: local positions of the swaps, the
-        // rows' positions followed as earlier swaps move them.
-        let mut swaps = Vec::new();
-        let piv_start = a_start; // my pivot rows end at local rows piv_start.., in pivot order
-        let mut local_of: Vec<usize> = (0..tiles.ld()).collect();
-        let mut row_at: Vec<usize> = local_of.clone();
+        // My pivot rows to the front of my active rows, in pivot order: local rows
+        // piv_start..a_start.
         for &r in &piv {
             pivoted[r] = true;
-            if coords.is_some_and(|(x, _, _)| g.row_px(r) == x) {
-                let from = local_of[tiles.row_pos(r)];
-                swaps.push((from, a_start));
-                let other = row_at[a_start];
-                row_at.swap(from, a_start);
-                local_of[other] = from;
-                local_of[tiles.row_pos(r)] = a_start;
-                a_start += 1;
-            }
         }
-        tiles.swap_rows(&swaps);
+        let piv_start = a_start;
+        if let Some((x, _, _)) = coords {
+            a_start = tiles.move_rows_to(&g.rows_of(&piv, x), a_start);
+        }
         let rest: Vec<usize> = active.iter().copied().filter(|&r| !pivoted[r]).collect();
         let right = panel.end..n;
 

@@ -202,11 +202,10 @@ impl<T: Copy> Tiles<T> {
         &mut self.data[k]
     }
 
-    /// Exchanges local rows `a` and `b` for every pair of `swaps` in turn: their data in every
-    /// column not frozen (column by column), and their global indices. The factorisation keeps
-    /// each rank's active rows at the end of its local array so that the update is one `gemm`
-    /// on a contiguous block.
-    pub(crate) fn swap_rows(&mut self, swaps: &[(usize, usize)]) {
+    /// Exchanges the data of local rows `a` and `b` for every pair of `swaps` in turn, column by
+    /// column, in every column not frozen. The factorisation keeps each rank's active rows at
+    /// the end of its local array so that the update is one `gemm` on a contiguous block.
+    fn swap_data(&mut self, swaps: &[(usize, usize)]) {
         let ld = self.rows.len();
         if swaps.is_empty() || ld == 0 {
             return;
@@ -216,11 +215,22 @@ impl<T: Copy> Tiles<T> {
                 col.swap(a, b);
             }
         }
-        for &(a, b) in swaps {
+    }
+
+    /// Moves the held global `rows` to local positions `at, at + 1, …` in their order, by
+    /// swaps with the rows there (rows at `at..` only), and returns the position after them.
+    pub(crate) fn move_rows_to(&mut self, rows: &[usize], at: usize) -> usize {
+        let mut swaps = Vec::with_capacity(rows.len());
+        for (k, &r) in rows.iter().enumerate() {
+            let (a, b) = (self.row_pos[r], at + k);
+            // The indices follow each swap at once, the data in one pass afterwards.
             self.rows.swap(a, b);
             self.row_pos[self.rows[a]] = a;
             self.row_pos[self.rows[b]] = b;
+            swaps.push((a, b));
         }
+        self.swap_data(&swaps);
+        at + rows.len()
     }
 
     /// Freezes the local columns left of global column `j` (no later access reads them until
@@ -313,10 +323,11 @@ mod tests {
                     .collect()
             })
             .collect();
-        t.swap_rows(&[(0, 3)]);
-        t.freeze_before(2); // local columns 0 and 1 keep the order 4 1 0 5 8
-        t.swap_rows(&[(1, 4), (4, 4)]);
-        assert_eq!(t.rows, [5, 8, 4, 0, 1]);
+        // rows 0 1 4 5 8: 5 to the front, then (after freezing) 8 and 1 behind it.
+        assert_eq!(t.move_rows_to(&[5], 0), 1);
+        t.freeze_before(2); // local columns 0 and 1 keep the order 5 1 4 0 8
+        assert_eq!(t.move_rows_to(&[8, 1], 1), 3);
+        assert_eq!(t.rows, [5, 8, 1, 0, 4]);
         for &i in &rows {
             for j in 2..9 {
                 assert_eq!(t.get(i, j), before[i][j]);
