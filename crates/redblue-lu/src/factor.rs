@@ -338,6 +338,10 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     // L10 in place on its active rows and multiplies with it there (steps 4, 7a and 9a move
     // nothing then).
     let l_in_place = g.py * g.c == 1;
+    // With L10 in place, the update of the columns right of the next panel waits a step and
+    // is then done for two steps at once (`k = 2v`: the trailing block streams through memory
+    // half as often): the previous step's first panel column (local) and its U01 there.
+    let mut pending: Option<(usize, Vec<T>)> = None;
     for t in 0..g.steps() {
         let panel = g.panel(t);
         let w = panel.len();
@@ -422,6 +426,25 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             mark_positions(&mut pos, &l10_rows);
             exchange(comm, &m4, |i, j| tiles.get(i, j))?
                 .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
+        }
+        // A deferred update reaches my new pivot rows before their U01 is formed.
+        if let Some((pc_prev, u_far)) = &pending {
+            let (k, ld) = (a_start - piv_start, tiles.ld());
+            let wp = u_far.len() / (n - panel.end).max(1);
+            let first = tiles.cols_from(panel.end).start;
+            if k > 0 && first < tiles.cols.len() {
+                let (left, right) = tiles.data.split_at_mut(first * ld);
+                gemm(
+                    T::zero() - T::one(),
+                    MatRef::from_slice(&left[pc_prev * ld + piv_start..], k, wp, ld)?,
+                    Op::NoTrans,
+                    MatRef::from_slice(u_far, wp, n - panel.end, wp)?,
+                    Op::NoTrans,
+                    T::one(),
+                    MatMut::from_slice(&mut right[piv_start..], k, n - panel.end, ld)?,
+                    Par::Seq,
+                )?;
+            }
         }
         // 5. U01's 1D pieces, summed over the layers.
         let m5 = u01_reduce_moves(g, t, &piv);
@@ -550,17 +573,54 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         }
         // 8. The update of my layer's copy, in place: my active rows are the contiguous
         // local rows `a_start..`, in the order of `my_rows`.
-        if mr > 0 && nc > 0 && ks > 0 {
-            let (left, right) = tiles.data.split_at_mut(first * ld);
-            let l = if l_in_place {
-                let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
-                MatRef::from_slice(&left[pc * ld + a_start..], mr, ks, ld)?
+        if l_in_place {
+            // Every rank holds every column: defer the columns right of the next panel on even
+            // steps, do them with the deferred ones on odd steps.
+            let next = if t + 1 < g.steps() {
+                g.panel(t + 1).len()
             } else {
-                MatRef::from_slice(&l_share, mr, ks, mr)?
+                0
             };
+            let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
+            let (k_start, b, k) = match pending.take() {
+                Some((pc_prev, u_far)) => {
+                    // [U01 of the last step right of this panel; this step's U01].
+                    let wp = u_far.len() / nc.max(1);
+                    let mut b = take_buffer((wp + ks) * nc, T::zero());
+                    for jj in 0..nc {
+                        let col = &mut b[jj * (wp + ks)..(jj + 1) * (wp + ks)];
+                        col[..wp].copy_from_slice(&u_far[jj * wp..(jj + 1) * wp]);
+                        col[wp..].copy_from_slice(&u_share[jj * ks..(jj + 1) * ks]);
+                    }
+                    recycle(u_far);
+                    (pc_prev, b, wp + ks)
+                }
+                None => (pc, std::mem::take(&mut u_share), ks),
+            };
+            let defer = t % 2 == 0 && next > 0 && nc > next;
+            let now = if defer { next } else { nc };
+            if mr > 0 && now > 0 && k > 0 {
+                let (left, right) = tiles.data.split_at_mut(first * ld);
+                gemm(
+                    T::zero() - T::one(),
+                    MatRef::from_slice(&left[k_start * ld + a_start..], mr, k, ld)?,
+                    Op::NoTrans,
+                    MatRef::from_slice(&b, k, now, k)?,
+                    Op::NoTrans,
+                    T::one(),
+                    MatMut::from_slice(&mut right[a_start..], mr, now, ld)?,
+                    Par::Seq,
+                )?;
+            }
+            if defer {
+                pending = Some((pc, b[k * next..k * nc].to_vec()));
+            }
+            recycle(b);
+        } else if mr > 0 && nc > 0 && ks > 0 {
+            let right = &mut tiles.data[first * ld..];
             gemm(
                 T::zero() - T::one(),
-                l,
+                MatRef::from_slice(&l_share, mr, ks, mr)?,
                 Op::NoTrans,
                 MatRef::from_slice(&u_share, ks, nc, ks)?,
                 Op::NoTrans,
@@ -599,7 +659,12 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             }
         }
         // The panel's columns are final: later swaps leave them alone.
-        tiles.freeze_before(panel.end);
+        // (This panel's L10 stays live, following the swaps, while its update waits.)
+        tiles.freeze_before(if pending.is_some() {
+            panel.start
+        } else {
+            panel.end
+        });
         recycle(l10);
         recycle(u01);
         all_piv.push(piv);
