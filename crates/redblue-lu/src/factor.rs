@@ -37,6 +37,10 @@ use redblue_core::Op;
 use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 
+/// Panels whose update right of the next panel is done at once on grids with one-rank grid
+/// rows (`k = DEFER_DEPTH·v` for the trailing block).
+const DEFER_DEPTH: usize = 2;
+
 /// How a step's pivots are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pivoting {
@@ -338,10 +342,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     // L10 in place on its active rows and multiplies with it there (steps 4, 7a and 9a move
     // nothing then).
     let l_in_place = g.py * g.c == 1;
-    // With L10 in place, the update of the columns right of the next panel waits a step and
-    // is then done for two steps at once (`k = 2v`: the trailing block streams through memory
-    // half as often): the previous step's first panel column (local) and its U01 there.
-    let mut pending: Option<(usize, Vec<T>)> = None;
+    // With L10 in place, the update of the columns right of the next panel waits and is then
+    // done for `DEFER_DEPTH` steps at once (`k = 2v`: the trailing block streams through
+    // memory half as often): the first waiting panel's local column, how many panels wait,
+    // and their stacked U01 right of the current panel.
+    let mut pending: Option<(usize, usize, Vec<T>)> = None;
     for t in 0..g.steps() {
         let panel = g.panel(t);
         let w = panel.len();
@@ -428,7 +433,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
         }
         // A deferred update reaches my new pivot rows before their U01 is formed.
-        if let Some((pc_prev, u_far)) = &pending {
+        if let Some((pc_prev, _, u_far)) = &pending {
             let (k, ld) = (a_start - piv_start, tiles.ld());
             let wp = u_far.len() / (n - panel.end).max(1);
             let first = tiles.cols_from(panel.end).start;
@@ -574,16 +579,16 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // 8. The update of my layer's copy, in place: my active rows are the contiguous
         // local rows `a_start..`, in the order of `my_rows`.
         if l_in_place {
-            // Every rank holds every column: defer the columns right of the next panel on even
-            // steps, do them with the deferred ones on odd steps.
+            // Every rank holds every column: the columns right of the next panel wait until
+            // `DEFER_DEPTH` panels' updates can be done at once.
             let next = if t + 1 < g.steps() {
                 g.panel(t + 1).len()
             } else {
                 0
             };
             let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
-            let (k_start, b, k) = match pending.take() {
-                Some((pc_prev, u_far)) => {
+            let (k_start, panels, b, k) = match pending.take() {
+                Some((pc_prev, panels, u_far)) => {
                     // [U01 of the last step right of this panel; this step's U01].
                     let wp = u_far.len() / nc.max(1);
                     let mut b = take_buffer((wp + ks) * nc, T::zero());
@@ -593,11 +598,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                         col[wp..].copy_from_slice(&u_share[jj * ks..(jj + 1) * ks]);
                     }
                     recycle(u_far);
-                    (pc_prev, b, wp + ks)
+                    (pc_prev, panels + 1, b, wp + ks)
                 }
-                None => (pc, std::mem::take(&mut u_share), ks),
+                None => (pc, 1, std::mem::take(&mut u_share), ks),
             };
-            let defer = t % 2 == 0 && next > 0 && nc > next;
+            let defer = panels < DEFER_DEPTH && next > 0 && nc > next;
             let now = if defer { next } else { nc };
             if mr > 0 && now > 0 && k > 0 {
                 let (left, right) = tiles.data.split_at_mut(first * ld);
@@ -613,7 +618,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 )?;
             }
             if defer {
-                pending = Some((pc, b[k * next..k * nc].to_vec()));
+                pending = Some((k_start, panels, b[k * next..k * nc].to_vec()));
             }
             recycle(b);
         } else if mr > 0 && nc > 0 && ks > 0 {
@@ -660,10 +665,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         }
         // The panel's columns are final: later swaps leave them alone.
         // (This panel's L10 stays live, following the swaps, while its update waits.)
-        tiles.freeze_before(if pending.is_some() {
-            panel.start
-        } else {
-            panel.end
+        tiles.freeze_before(match &pending {
+            Some((k_start, _, _)) => tiles.cols[*k_start],
+            None => panel.end,
         });
         recycle(l10);
         recycle(u01);
