@@ -366,16 +366,20 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 // `w` column segments.
                 let rows = tiles.rows[a_start..].to_vec();
                 let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
-                let mut vals = Vec::with_capacity(rows.len() * w);
-                for col in tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld.max(1)) {
-                    vals.extend_from_slice(&col[a_start..]);
+                let mr = rows.len();
+                let mut vals = take_buffer(mr * w, T::zero());
+                let cols = tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld.max(1));
+                for (dst, col) in vals.chunks_exact_mut(mr.max(1)).zip(cols) {
+                    dst.copy_from_slice(&col[a_start..]);
                 }
-                match pivoting {
+                let chosen = match pivoting {
                     Pivoting::Tournament => tournament(comm, x, &avail, rank_of, &rows, &vals, w)?,
                     Pivoting::Partial => {
                         partial(comm, x, g.px, rank_of, |r| g.row_px(r), &rows, &vals, w)?
                     }
-                }
+                };
+                recycle(vals);
+                chosen
             }
             _ => None,
         };
@@ -618,7 +622,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 )?;
             }
             if defer {
-                pending = Some((k_start, panels, b[k * next..k * nc].to_vec()));
+                let mut far = take_buffer(k * (nc - next), T::zero());
+                far.copy_from_slice(&b[k * next..k * nc]);
+                pending = Some((k_start, panels, far));
             }
             recycle(b);
         } else if mr > 0 && nc > 0 && ks > 0 {

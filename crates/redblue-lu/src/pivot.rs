@@ -8,6 +8,7 @@
 
 use redblue_comm::volume::{point_to_point, Transfers};
 use redblue_comm::{wait_all, CommError, Communicator};
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{RealScalar, Scalar};
 use redblue_kernels::{getrf, KernelScalar, MatMut, Par};
 
@@ -37,15 +38,19 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     w: usize,
 ) -> (Vec<usize>, Vec<T>, Option<usize>) {
     let k = m.min(w);
-    let mut a = vals.to_vec();
+    // The working copy from the pool: a tall panel is megabytes, every step.
+    let mut a = take_buffer(vals.len(), T::zero());
+    a.copy_from_slice(vals);
     let fast = MatMut::from_slice(&mut a, m, w, m.max(1))
         .ok()
         .and_then(|view| getrf(view, Par::Seq).ok());
     if let Some(info) = fast.filter(|info| info.first_zero_pivot.is_none()) {
         let order = info.pivots.perm()[..k].to_vec();
         let fact = (0..w).flat_map(|j| a[j * m..j * m + k].to_vec()).collect();
+        recycle(a);
         return (order, fact, None);
     }
+    recycle(a);
     // A zero pivot: unblocked elimination that skips the column instead of dividing by zero.
     let mut a = vals.to_vec();
     let mut p: Vec<usize> = (0..m).collect();
