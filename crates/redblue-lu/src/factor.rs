@@ -41,6 +41,21 @@ use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 /// rows (`k = DEFER_DEPTH·v` for the trailing block).
 const DEFER_DEPTH: usize = 2;
 
+/// An update waiting on a grid with L10 in place (see [`factor`]): the columns right of the
+/// next panel have not had the last `panels` steps' update yet.
+struct Waiting<T> {
+    /// Local column of the first waiting panel (its `L10` and the later ones' are the `k`
+    /// local columns from here, on the active rows).
+    first_col: usize,
+    /// How many panels wait.
+    panels: usize,
+    /// Their stacked `U01`, `k` rows per column, of the columns from local column `from` on
+    /// right of the last waiting panel; the columns before `from` are done.
+    u: Vec<T>,
+    k: usize,
+    from: usize,
+}
+
 /// How a step's pivots are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pivoting {
@@ -285,6 +300,32 @@ pub(crate) fn broadcast_members(
         .collect()
 }
 
+/// The largest `|x|` of `xs` (0 when empty) and whether every element is finite, in one pass
+/// of eight independent lanes without early exit, so that it vectorises (a `NaN` is skipped
+/// by the maximum and caught by the finiteness flag).
+fn max_abs<T: Scalar>(xs: &[T]) -> (f64, bool) {
+    const LANES: usize = 8;
+    let (mut max, mut finite) = ([0.0f64; LANES], [true; LANES]);
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for ((m, f), &x) in max.iter_mut().zip(&mut finite).zip(chunk) {
+            let a = x.abs().to_f64();
+            *m = if a > *m { a } else { *m };
+            *f &= x.is_finite();
+        }
+    }
+    for (l, &x) in tail.iter().enumerate() {
+        let a = x.abs().to_f64();
+        max[l] = if a > max[l] { a } else { max[l] };
+        finite[l] &= x.is_finite();
+    }
+    (
+        max.into_iter().fold(0.0, f64::max),
+        finite.into_iter().all(|f| f),
+    )
+}
+
 /// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
 /// on `comm` (whose first `g.ranks()` ranks form the grid).
 ///
@@ -301,11 +342,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let me = comm.rank();
     let coords = g.coords(me);
     // NaN or Inf anywhere: the same error everywhere, before any work.
-    // One pass: the largest |a| and whether any entry is not finite (no early exit, so the
-    // loop vectorises).
-    let (max_a, finite) = local.iter().fold((0.0f64, true), |(m, ok), x| {
-        (m.max(x.abs().to_f64()), ok & x.is_finite())
-    });
+    let (max_a, finite) = max_abs(&local);
     let mut check = [if finite { 0.0 } else { 1.0 }, max_a];
     comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
     if check[0] > 0.0 {
@@ -344,9 +381,8 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let l_in_place = g.py * g.c == 1;
     // With L10 in place, the update of the columns right of the next panel waits and is then
     // done for `DEFER_DEPTH` steps at once (`k = 2v`: the trailing block streams through
-    // memory half as often): the first waiting panel's local column, how many panels wait,
-    // and their stacked U01 right of the current panel.
-    let mut pending: Option<(usize, usize, Vec<T>)> = None;
+    // memory half as often).
+    let mut pending: Option<Waiting<T>> = None;
     for t in 0..g.steps() {
         let panel = g.panel(t);
         let w = panel.len();
@@ -437,17 +473,16 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
         }
         // A deferred update reaches my new pivot rows before their U01 is formed.
-        if let Some((pc_prev, _, u_far)) = &pending {
-            let (k, ld) = (a_start - piv_start, tiles.ld());
-            let wp = u_far.len() / (n - panel.end).max(1);
+        if let Some(wait) = &pending {
+            let (k, ld, wp) = (a_start - piv_start, tiles.ld(), wait.k);
             let first = tiles.cols_from(panel.end).start;
             if k > 0 && first < tiles.cols.len() {
                 let (left, right) = tiles.data.split_at_mut(first * ld);
                 gemm(
                     T::zero() - T::one(),
-                    MatRef::from_slice(&left[pc_prev * ld + piv_start..], k, wp, ld)?,
+                    MatRef::from_slice(&left[wait.first_col * ld + piv_start..], k, wp, ld)?,
                     Op::NoTrans,
-                    MatRef::from_slice(u_far, wp, n - panel.end, wp)?,
+                    MatRef::from_slice(&wait.u[wait.from * wp..], wp, n - panel.end, wp)?,
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[piv_start..], k, n - panel.end, ld)?,
@@ -516,7 +551,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 b,
                 Par::Seq,
             )?;
-            max_u = u01.iter().fold(max_u, |m, x| m.max(x.abs().to_f64()));
+            max_u = max_u.max(max_abs(&u01[..w * un]).0);
         }
         // 7. The pieces to the 2.5D owners: my tiles' rows of L10 and columns of U01, my
         // layer's share of the panel columns.
@@ -537,7 +572,20 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             });
         }
         let m7b = u01_spread_moves(g, t, &piv);
-        let mut u_share = take_buffer(ks * nc, T::zero());
+        // U01's rows of my layer's share, `kb` per column from row `off` on: under the waiting
+        // panels' U01 when an update waits (the stacked right-hand side of step 8's update).
+        let (mut u_share, kb, off) = match &pending {
+            Some(wait) if l_in_place => {
+                let (wp, kb) = (wait.k, wait.k + ks);
+                let mut b = take_buffer(kb * nc, T::zero());
+                let far = wait.u[wait.from * wp..].chunks_exact(wp.max(1));
+                for (col, u) in b.chunks_exact_mut(kb.max(1)).zip(far) {
+                    col[..wp].copy_from_slice(u);
+                }
+                (b, kb, wp)
+            }
+            _ => (take_buffer(ks * nc, T::zero()), ks, 0),
+        };
         let piv_share = &piv[share.clone()];
         mark_positions(&mut pos, &u01_cols);
         mark_positions(&mut pos2, &piv);
@@ -551,7 +599,8 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         mark_positions(&mut pos3, &my_cols);
         received.apply_cols(|j, rows, vals| {
             debug_assert_eq!(rows, piv_share);
-            u_share[pos3[j] * ks..(pos3[j] + 1) * ks].copy_from_slice(vals);
+            let at = pos3[j] * kb + off;
+            u_share[at..at + ks].copy_from_slice(vals);
         });
         // Layer 0 keeps what the spread brought it of the factors: its share of the L10
         // columns (on the panel's grid column) and of the U01 rows.
@@ -573,9 +622,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 .collect();
             if !mine.is_empty() {
                 let cols = tiles.data[first * ld..].chunks_exact_mut(ld);
-                for (col, u) in cols.zip(u_share.chunks_exact(ks.max(1))) {
+                for (col, u) in cols.zip(u_share.chunks_exact(kb.max(1))) {
                     for &(k, lr) in &mine {
-                        col[lr] = u[k];
+                        col[lr] = u[off + k];
                     }
                 }
             }
@@ -591,30 +640,23 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 0
             };
             let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
-            let (k_start, panels, b, k) = match pending.take() {
-                Some((pc_prev, panels, u_far)) => {
-                    // [U01 of the last step right of this panel; this step's U01].
-                    let wp = u_far.len() / nc.max(1);
-                    let mut b = take_buffer((wp + ks) * nc, T::zero());
-                    for jj in 0..nc {
-                        let col = &mut b[jj * (wp + ks)..(jj + 1) * (wp + ks)];
-                        col[..wp].copy_from_slice(&u_far[jj * wp..(jj + 1) * wp]);
-                        col[wp..].copy_from_slice(&u_share[jj * ks..(jj + 1) * ks]);
-                    }
-                    recycle(u_far);
-                    (pc_prev, panels + 1, b, wp + ks)
+            // `u_share` holds the waiting panels' U01 over this step's (`kb` rows).
+            let (first_col, panels) = match pending.take() {
+                Some(wait) => {
+                    recycle(wait.u);
+                    (wait.first_col, wait.panels + 1)
                 }
-                None => (pc, 1, std::mem::take(&mut u_share), ks),
+                None => (pc, 1),
             };
             let defer = panels < DEFER_DEPTH && next > 0 && nc > next;
             let now = if defer { next } else { nc };
-            if mr > 0 && now > 0 && k > 0 {
+            if mr > 0 && now > 0 && kb > 0 {
                 let (left, right) = tiles.data.split_at_mut(first * ld);
                 gemm(
                     T::zero() - T::one(),
-                    MatRef::from_slice(&left[k_start * ld + a_start..], mr, k, ld)?,
+                    MatRef::from_slice(&left[first_col * ld + a_start..], mr, kb, ld)?,
                     Op::NoTrans,
-                    MatRef::from_slice(&b, k, now, k)?,
+                    MatRef::from_slice(&u_share, kb, now, kb)?,
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[a_start..], mr, now, ld)?,
@@ -622,11 +664,14 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 )?;
             }
             if defer {
-                let mut far = take_buffer(k * (nc - next), T::zero());
-                far.copy_from_slice(&b[k * next..k * nc]);
-                pending = Some((k_start, panels, far));
+                pending = Some(Waiting {
+                    first_col,
+                    panels,
+                    u: std::mem::take(&mut u_share),
+                    k: kb,
+                    from: next,
+                });
             }
-            recycle(b);
         } else if mr > 0 && nc > 0 && ks > 0 {
             let right = &mut tiles.data[first * ld..];
             gemm(
@@ -672,7 +717,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // The panel's columns are final: later swaps leave them alone.
         // (This panel's L10 stays live, following the swaps, while its update waits.)
         tiles.freeze_before(match &pending {
-            Some((k_start, _, _)) => tiles.cols[*k_start],
+            Some(wait) => tiles.cols[wait.first_col],
             None => panel.end,
         });
         recycle(l10);
@@ -783,4 +828,30 @@ pub(crate) fn model_costs(
         add(r, &volume::all_reduce(r, p, 1), 8);
     }
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redblue_core::c64 as Complex64;
+
+    #[test]
+    fn max_abs_sees_every_lane_and_the_tail() {
+        assert_eq!(max_abs::<f64>(&[]), (0.0, true));
+        // Lengths around the lane count; the largest in each position once.
+        for len in 1..20 {
+            for at in 0..len {
+                let mut xs = vec![0.5f64; len];
+                xs[at] = -3.0;
+                assert_eq!(max_abs(&xs), (3.0, true), "len {len}, at {at}");
+                xs[at] = f64::NAN;
+                assert!(!max_abs(&xs).1, "NaN at {at} of {len}");
+                xs[at] = f64::NEG_INFINITY;
+                assert!(!max_abs(&xs).1, "-Inf at {at} of {len}");
+            }
+        }
+        let z = [Complex64::new(3.0, 4.0), Complex64::new(-1.0, 0.0)];
+        assert_eq!(max_abs(&z), (5.0, true));
+        assert!(!max_abs(&[Complex64::new(0.0, f64::INFINITY)]).1);
+    }
 }

@@ -107,7 +107,8 @@ impl Move {
     }
 }
 
-/// Runs `moves` on every rank of `comm` (one `all_to_all_v`; a move to oneself is a copy),
+/// Runs `moves` on every rank of `comm` (one `all_to_all_v`, none when every move stays on
+/// its rank; a move to oneself is a copy),
 /// this rank's outgoing elements read with `read(row, col)`; apply what arrived with
 /// [`Received::apply`].
 ///
@@ -164,7 +165,11 @@ pub(crate) fn exchange_cols<'m, T: Scalar, C: Communicator>(
         at += pack(m, &read, &mut local[at..]);
     }
     let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
-    comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
+    // Every rank holds the same list: when nothing crosses ranks, every rank skips the
+    // collective alike (it would count nothing, and it would make the ranks wait for each other).
+    if moves.iter().any(|m| m.from != m.to) {
+        comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
+    }
     recycle(send);
     Ok(Received {
         me,
