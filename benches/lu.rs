@@ -4,6 +4,10 @@
 //! 0.8×), and COnfLUX against the 2D baseline on 4 ranks (target: at least as fast).
 //! Throughput is reported in flops (`2N³/3`, "elem/s").
 //!
+//! Criterion times each arm in its own stretch of the run, and this machine's speed drifts
+//! between stretches; so the bench ends with the 2-rank comparison interleaved: pairs of one
+//! getrf and one COnfLUX factorisation back to back, and the median of the pairs' ratios.
+//!
 //! ```text
 //! cargo bench -p redblue-benches --bench lu
 //! ```
@@ -85,5 +89,70 @@ fn bench_lu(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_lu);
+/// Seconds of `pairs` interleaved pairs (getrf on 2 threads, then COnfLUX on 2 ranks, each on
+/// a fresh copy of the same matrix). One `run_ranks` session holds the ranks; while rank 0
+/// times getrf (on the kernel's two threads) rank 1 waits in a barrier, using no core.
+fn interleaved(n: usize, pairs: usize) -> Vec<(f64, f64)> {
+    let params = LuParams::default();
+    let (grid, v) = lu_plan(n, 2, &params).unwrap();
+    let a = Mat::from_fn(n, n, value);
+    let times = run_ranks(2, |comm| {
+        let layout = BlockCyclic::new(n, n, v, v, grid.px, grid.py)
+            .unwrap()
+            .with_order(GridOrder::ColMajor);
+        let dist = OwnedDistMatrix::from_fn(&comm, layout, value).unwrap();
+        drop(lu_in_place(&comm, dist.clone(), &params).unwrap());
+        let mut out = Vec::new();
+        for _ in 0..pairs + 1 {
+            let copy = dist.clone();
+            let mut local = (comm.rank() == 0).then(|| a.clone());
+            comm.barrier().unwrap();
+            let kernel = local.as_mut().map(|m| {
+                let start = Instant::now();
+                let _ = getrf(m.as_mut(), Par::Threads(2)).unwrap();
+                start.elapsed().as_secs_f64()
+            });
+            comm.barrier().unwrap();
+            let start = Instant::now();
+            let factors = lu_in_place(&comm, copy, &params).unwrap();
+            comm.barrier().unwrap();
+            let conflux = start.elapsed().as_secs_f64();
+            drop(factors);
+            out.push((kernel.unwrap_or(0.0), conflux));
+        }
+        // The first pair warms getrf up.
+        out.remove(0);
+        out
+    });
+    times.into_iter().next().unwrap()
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
+}
+
+fn bench_lu_interleaved(_: &mut Criterion) {
+    let (n, pairs) = (4096, 9);
+    let times = interleaved(n, pairs);
+    let ratios: Vec<f64> = times.iter().map(|&(k, c)| k / c).collect();
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+    println!(
+        "lu/interleaved/{n}: {pairs} pairs; kernel getrf 2 threads median {:.3} s, COnfLUX 2 \
+         ranks median {:.3} s; ratio getrf time / COnfLUX time median {:.2} (range {lo:.2} to \
+         {hi:.2}; target ≥ 0.8)",
+        median(times.iter().map(|t| t.0).collect()),
+        median(times.iter().map(|t| t.1).collect()),
+        median(ratios),
+    );
+}
+
+criterion_group!(benches, bench_lu, bench_lu_interleaved);
 criterion_main!(benches);

@@ -5,16 +5,18 @@
 //! Algorithms take their exchange buffers with [`take_buffer`] and hand them back with
 //! [`recycle`]; a thread keeps at most [`POOL_BUFFERS`] buffers (the largest) until it ends
 //! or calls [`release_buffers`]. Buffers below [`POOL_MIN_BYTES`] are not kept: the allocator
-//! serves those from memory it already has.
+//! serves those from memory it already has. (glibc maps blocks from 128 KiB up afresh at
+//! first, so the pool keeps those: an LU step's half-megabyte exchange buffers faulted their
+//! pages in every step when only blocks from 1 MiB up were kept.)
 
 use std::any::Any;
 use std::cell::RefCell;
 
 /// Most buffers a thread keeps.
-pub const POOL_BUFFERS: usize = 8;
+pub const POOL_BUFFERS: usize = 16;
 
 /// Smallest buffer (in bytes of capacity) worth keeping.
-pub const POOL_MIN_BYTES: usize = 1 << 20;
+pub const POOL_MIN_BYTES: usize = 1 << 16;
 
 thread_local! {
     static POOL: RefCell<Vec<(usize, Box<dyn Any>)>> = const { RefCell::new(Vec::new()) };
