@@ -25,7 +25,7 @@
 //! Every communication is planned from global facts, so [`model_costs`] replays it without data.
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
-use crate::moves::{exchange, exchange_cols, tree_broadcast, tree_transfers, Move};
+use crate::moves::{exchange, exchange_cols_into, tree_broadcast, tree_transfers, Move};
 use crate::pivot::{
     butterfly_size, partial, partial_transfers, tournament, tournament_transfers, Chosen,
 };
@@ -498,17 +498,21 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         mark_positions(&mut pos2, &u01_cols);
         // What I send are my pivot rows, in pivot order: the local rows piv_start..a_start.
         let (tl, tc) = (tiles.ld(), &tiles.col_pos);
-        exchange_cols(comm, &m5, |j, rows, out| {
-            debug_assert_eq!(rows.len(), a_start - piv_start);
-            let at = tc[j] * tl + piv_start;
-            out.copy_from_slice(&tiles.data[at..at + rows.len()]);
-        })?
-        .apply_cols(|j, rows, vals| {
-            let col = &mut u01[pos2[j] * w..(pos2[j] + 1) * w];
-            for (&i, &v) in rows.iter().zip(vals) {
-                col[pos[i]] += v;
-            }
-        });
+        exchange_cols_into(
+            comm,
+            &m5,
+            |j, rows, out| {
+                debug_assert_eq!(rows.len(), a_start - piv_start);
+                let at = tc[j] * tl + piv_start;
+                out.copy_from_slice(&tiles.data[at..at + rows.len()]);
+            },
+            |j, rows, vals| {
+                let col = &mut u01[pos2[j] * w..(pos2[j] + 1) * w];
+                for (&i, &v) in rows.iter().zip(vals) {
+                    col[pos[i]] += v;
+                }
+            },
+        )?;
         // 6. The triangular solves on the pieces.
         let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
         let (ld, in_place_rows) = (tiles.ld(), tiles.ld() - a_start);
@@ -591,17 +595,21 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         mark_positions(&mut pos2, &piv);
         // Every move carries a layer's share of the pivot rows: neighbours in u01's columns
         // and in u_share's.
-        let received = exchange_cols(comm, &m7b, |j, rows, out| {
-            let at = pos[j] * w + pos2[rows[0]];
-            out.copy_from_slice(&u01[at..at + rows.len()]);
-        })?;
         let mut pos3 = vec![usize::MAX; n];
         mark_positions(&mut pos3, &my_cols);
-        received.apply_cols(|j, rows, vals| {
-            debug_assert_eq!(rows, piv_share);
-            let at = pos3[j] * kb + off;
-            u_share[at..at + ks].copy_from_slice(vals);
-        });
+        exchange_cols_into(
+            comm,
+            &m7b,
+            |j, rows, out| {
+                let at = pos[j] * w + pos2[rows[0]];
+                out.copy_from_slice(&u01[at..at + rows.len()]);
+            },
+            |j, rows, vals| {
+                debug_assert_eq!(rows, piv_share);
+                let at = pos3[j] * kb + off;
+                u_share[at..at + ks].copy_from_slice(vals);
+            },
+        )?;
         // Layer 0 keeps what the spread brought it of the factors: its share of the L10
         // columns (on the panel's grid column) and of the U01 rows.
         let first = tiles.cols_from(panel.end).start;

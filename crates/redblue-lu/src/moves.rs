@@ -180,6 +180,41 @@ pub(crate) fn exchange_cols<'m, T: Scalar, C: Communicator>(
     })
 }
 
+/// [`exchange_cols`] with the destination at hand: `write(col, rows, values)` takes every
+/// incoming column as [`Received::apply_cols`] would (in the same order), and a move to
+/// oneself goes column by column from `read` to `write` through a buffer of one column
+/// instead of through a buffer of the whole move (one pass over memory instead of two).
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub(crate) fn exchange_cols_into<T: Scalar, C: Communicator>(
+    comm: &C,
+    moves: &[Move],
+    read: impl Fn(usize, &[usize], &mut [T]),
+    mut write: impl FnMut(usize, &[usize], &[T]),
+) -> Result<(), CommError> {
+    let me = comm.rank();
+    let (to_me, others): (Vec<Move>, Vec<Move>) = moves
+        .iter()
+        .cloned()
+        .partition(|m| m.from == me && m.to == me);
+    // The others' moves keep their order: what arrives is unpacked as `exchange_cols` would.
+    let received = exchange_cols(comm, &others, &read)?;
+    let mut column = Vec::new();
+    let mut write_mine = |write: &mut dyn FnMut(usize, &[usize], &[T])| {
+        for m in &to_me {
+            column.resize(m.rows.len(), T::zero());
+            for &j in &m.cols {
+                read(j, &m.rows, &mut column);
+                write(j, &m.rows, &column);
+            }
+        }
+    };
+    received.apply_cols_around(me, &mut write, &mut write_mine);
+    Ok(())
+}
+
 /// Writes move `m`'s elements (column by column) to the front of `out`; returns how many.
 fn pack<T>(m: &Move, read: &impl Fn(usize, &[usize], &mut [T]), out: &mut [T]) -> usize {
     let mut at = 0;
@@ -210,9 +245,24 @@ impl<T: Copy + 'static> Received<'_, T> {
     }
 
     /// Hands the incoming elements a column of a move at a time to `write(col, rows, values)`.
-    pub(crate) fn apply_cols(self, mut write: impl FnMut(usize, &[usize], &[T])) {
+    pub(crate) fn apply_cols(self, write: impl FnMut(usize, &[usize], &[T])) {
+        let mut write = write;
+        self.apply_cols_around(usize::MAX, &mut write, |_| {});
+    }
+
+    /// [`Received::apply_cols`], calling `mine(write)` where rank `me`'s moves come in the
+    /// order (for moves to oneself that did not go through the exchange).
+    fn apply_cols_around(
+        self,
+        me: usize,
+        write: &mut dyn FnMut(usize, &[usize], &[T]),
+        mut mine: impl FnMut(&mut dyn FnMut(usize, &[usize], &[T])),
+    ) {
         let (mut at, mut at_local) = (0, 0);
         for src in 0..self.p {
+            if src == me {
+                mine(&mut *write);
+            }
             let (buf, cursor) = if src == self.me {
                 (&self.local, &mut at_local)
             } else {
@@ -232,5 +282,59 @@ impl<T: Copy + 'static> Received<'_, T> {
         }
         recycle(self.recv);
         recycle(self.local);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redblue_comm::run_ranks;
+
+    #[test]
+    fn exchange_into_writes_what_exchange_and_apply_write_in_the_same_order() {
+        // Three ranks; every rank sends rows of its "matrix" (value = 100·rank + 10·row + col)
+        // to itself and to the next rank, two moves each way, columns out of order.
+        let moves: Vec<Move> = (0..3)
+            .flat_map(|r| {
+                [r, (r + 1) % 3].into_iter().flat_map(move |to| {
+                    [
+                        Move {
+                            from: r,
+                            to,
+                            rows: vec![2, 0],
+                            cols: vec![3, 1],
+                        },
+                        Move {
+                            from: r,
+                            to,
+                            rows: vec![1],
+                            cols: vec![0, 2, 4],
+                        },
+                    ]
+                })
+            })
+            .collect();
+        let logs = run_ranks(3, |comm| {
+            let me = comm.rank() as f64;
+            let read = |j: usize, rows: &[usize], out: &mut [f64]| {
+                for (o, &i) in out.iter_mut().zip(rows) {
+                    *o = 100.0 * me + 10.0 * i as f64 + j as f64;
+                }
+            };
+            let mut via_apply = Vec::new();
+            exchange_cols(&comm, &moves, read)
+                .unwrap()
+                .apply_cols(|j, rows, vals| via_apply.push((j, rows.to_vec(), vals.to_vec())));
+            let mut via_into = Vec::new();
+            exchange_cols_into(&comm, &moves, read, |j, rows, vals| {
+                via_into.push((j, rows.to_vec(), vals.to_vec()))
+            })
+            .unwrap();
+            (via_apply, via_into)
+        });
+        for (rank, (via_apply, via_into)) in logs.into_iter().enumerate() {
+            assert_eq!(via_apply.len(), 2 * (2 + 3), "rank {rank}");
+            assert_eq!(via_apply, via_into, "rank {rank}");
+        }
     }
 }
