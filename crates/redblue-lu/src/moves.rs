@@ -202,7 +202,7 @@ pub(crate) fn exchange_cols_into<T: Scalar, C: Communicator>(
     // The others' moves keep their order: what arrives is unpacked as `exchange_cols` would.
     let received = exchange_cols(comm, &others, &read)?;
     let mut column = Vec::new();
-    let mut write_mine = |write: &mut dyn FnMut(usize, &[usize], &[T])| {
+    let mut write_mine = |write: &mut WriteCols<'_, T>| {
         for m in &to_me {
             column.resize(m.rows.len(), T::zero());
             for &j in &m.cols {
@@ -224,6 +224,9 @@ fn pack<T>(m: &Move, read: &impl Fn(usize, &[usize], &mut [T]), out: &mut [T]) -
     }
     at
 }
+
+/// A consumer of incoming columns: `write(col, rows, values)`.
+type WriteCols<'w, T> = dyn FnMut(usize, &[usize], &[T]) + 'w;
 
 /// What [`exchange`] brought this rank: from other ranks in `recv`, from itself in `local`.
 pub(crate) struct Received<'m, T> {
@@ -255,8 +258,8 @@ impl<T: Copy + 'static> Received<'_, T> {
     fn apply_cols_around(
         self,
         me: usize,
-        write: &mut dyn FnMut(usize, &[usize], &[T]),
-        mut mine: impl FnMut(&mut dyn FnMut(usize, &[usize], &[T])),
+        write: &mut WriteCols<'_, T>,
+        mut mine: impl FnMut(&mut WriteCols<'_, T>),
     ) {
         let (mut at, mut at_local) = (0, 0);
         for src in 0..self.p {
