@@ -49,9 +49,11 @@ struct Waiting<T> {
     first_col: usize,
     /// How many panels wait.
     panels: usize,
-    /// Their stacked `U01`, `k` rows per column, of the columns from local column `from` on
-    /// right of the last waiting panel; the columns before `from` are done.
+    /// Their stacked `U01`: `k` rows of columns of `ld` (room for `DEFER_DEPTH` panels'),
+    /// column `from + jj` for the `jj`-th column right of the last waiting panel (the columns
+    /// before `from` are done).
     u: Vec<T>,
+    ld: usize,
     k: usize,
     from: usize,
 }
@@ -482,7 +484,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                     T::zero() - T::one(),
                     MatRef::from_slice(&left[wait.first_col * ld + piv_start..], k, wp, ld)?,
                     Op::NoTrans,
-                    MatRef::from_slice(&wait.u[wait.from * wp..], wp, n - panel.end, wp)?,
+                    MatRef::from_slice(&wait.u[wait.from * wait.ld..], wp, n - panel.end, wait.ld)?,
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[piv_start..], k, n - panel.end, ld)?,
@@ -576,20 +578,19 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             });
         }
         let m7b = u01_spread_moves(g, t, &piv);
-        // U01's rows of my layer's share, `kb` per column from row `off` on: under the waiting
-        // panels' U01 when an update waits (the stacked right-hand side of step 8's update).
-        let (mut u_share, kb, off) = match &pending {
-            Some(wait) if l_in_place => {
-                let (wp, kb) = (wait.k, wait.k + ks);
-                let mut b = take_buffer(kb * nc, T::zero());
-                let far = wait.u[wait.from * wp..].chunks_exact(wp.max(1));
-                for (col, u) in b.chunks_exact_mut(kb.max(1)).zip(far) {
-                    col[..wp].copy_from_slice(u);
-                }
-                (b, kb, wp)
+        // U01 of my layer's share: my column `jj` at `u_share[(from + jj)·ldu + off..][..ks]`.
+        // With L10 in place the buffer has room for `DEFER_DEPTH` panels' U01 per column, and
+        // this step's goes under the waiting panels' (rows `0..off`): then `kb = off + ks` rows
+        // from column `from` on are the right-hand side of step 8's update.
+        let (mut u_share, ldu, from, off) = match pending.as_mut() {
+            Some(wait) if l_in_place => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
+            _ if l_in_place => {
+                let ldu = DEFER_DEPTH * g.v;
+                (take_buffer(ldu * nc, T::zero()), ldu, 0, 0)
             }
-            _ => (take_buffer(ks * nc, T::zero()), ks, 0),
+            _ => (take_buffer(ks * nc, T::zero()), ks, 0, 0),
         };
+        let kb = off + ks;
         let piv_share = &piv[share.clone()];
         mark_positions(&mut pos, &u01_cols);
         mark_positions(&mut pos2, &piv);
@@ -606,7 +607,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             },
             |j, rows, vals| {
                 debug_assert_eq!(rows, piv_share);
-                let at = pos3[j] * kb + off;
+                let at = (from + pos3[j]) * ldu + off;
                 u_share[at..at + ks].copy_from_slice(vals);
             },
         )?;
@@ -630,7 +631,8 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 .collect();
             if !mine.is_empty() {
                 let cols = tiles.data[first * ld..].chunks_exact_mut(ld);
-                for (col, u) in cols.zip(u_share.chunks_exact(kb.max(1))) {
+                let u_cols = u_share[from * ldu..].chunks_exact(ldu.max(1));
+                for (col, u) in cols.zip(u_cols) {
                     for &(k, lr) in &mine {
                         col[lr] = u[off + k];
                     }
@@ -650,10 +652,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
             // `u_share` holds the waiting panels' U01 over this step's (`kb` rows).
             let (first_col, panels) = match pending.take() {
-                Some(wait) => {
-                    recycle(wait.u);
-                    (wait.first_col, wait.panels + 1)
-                }
+                Some(wait) => (wait.first_col, wait.panels + 1),
                 None => (pc, 1),
             };
             let defer = panels < DEFER_DEPTH && next > 0 && nc > next;
@@ -664,7 +663,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                     T::zero() - T::one(),
                     MatRef::from_slice(&left[first_col * ld + a_start..], mr, kb, ld)?,
                     Op::NoTrans,
-                    MatRef::from_slice(&u_share, kb, now, kb)?,
+                    MatRef::from_slice(&u_share[from * ldu..], kb, now, ldu)?,
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[a_start..], mr, now, ld)?,
@@ -676,8 +675,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                     first_col,
                     panels,
                     u: std::mem::take(&mut u_share),
+                    ld: ldu,
                     k: kb,
-                    from: next,
+                    from: from + next,
                 });
             }
         } else if mr > 0 && nc > 0 && ks > 0 {
