@@ -400,24 +400,28 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         let rank_of = |x: usize| g.rank(x, y0, z0);
         let chosen: Option<Chosen<T>> = match coords {
             Some((x, y, z)) if y == y0 && z == z0 => {
-                // My active rows are the local rows `a_start..`: the panel block is a copy of
-                // `w` column segments.
+                // My active rows are the local rows `a_start..`: the panel block is `w` column
+                // segments of my local array.
                 let rows = tiles.rows[a_start..].to_vec();
                 let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
                 let mr = rows.len();
-                let mut vals = take_buffer(mr * w, T::zero());
-                let cols = tiles.data[pc * ld..(pc + w) * ld].chunks_exact(ld.max(1));
-                for (dst, col) in vals.chunks_exact_mut(mr.max(1)).zip(cols) {
-                    dst.copy_from_slice(&col[a_start..]);
-                }
-                let chosen = match pivoting {
-                    Pivoting::Tournament => tournament(comm, x, &avail, rank_of, &rows, &vals, w)?,
-                    Pivoting::Partial => {
-                        partial(comm, x, g.px, rank_of, |r| g.row_px(r), &rows, &vals, w)?
+                let panel_vals = &tiles.data[(pc * ld + a_start).min(tiles.data.len())..];
+                match pivoting {
+                    Pivoting::Tournament => {
+                        tournament(comm, x, &avail, rank_of, &rows, panel_vals, w, ld)?
                     }
-                };
-                recycle(vals);
-                chosen
+                    Pivoting::Partial => {
+                        let mut vals = take_buffer(mr * w, T::zero());
+                        let cols = panel_vals.chunks(ld.max(1));
+                        for (dst, col) in vals.chunks_exact_mut(mr.max(1)).zip(cols) {
+                            dst.copy_from_slice(&col[..mr]);
+                        }
+                        let chosen =
+                            partial(comm, x, g.px, rank_of, |r| g.row_px(r), &rows, &vals, w)?;
+                        recycle(vals);
+                        chosen
+                    }
+                }
             }
             _ => None,
         };

@@ -27,8 +27,8 @@ pub(crate) struct Chosen<T> {
     pub first_zero: Option<usize>,
 }
 
-/// Gaussian elimination with partial pivoting on the `m × w` block `vals` (column-major), which
-/// it leaves untouched: the `k = min(m, w)` rows it picks (indices into `vals`, in pivot
+/// Gaussian elimination with partial pivoting on the `m × w` block `vals` (column-major with
+/// leading dimension `ld ≥ m`), which it leaves untouched: the `k = min(m, w)` rows it picks (indices into `vals`, in pivot
 /// order), the factored `k × w` block `L\U` of those rows, and the first zero pivot. A column
 /// whose candidates are all zero still picks a row (the selection goes on, so a rank-deficient
 /// subset of rows still hands on rows that span it).
@@ -36,11 +36,14 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     vals: &[T],
     m: usize,
     w: usize,
+    ld: usize,
 ) -> (Vec<usize>, Vec<T>, Option<usize>) {
     let k = m.min(w);
     // The working copy from the pool: a tall panel is megabytes, every step.
-    let mut a = take_buffer(vals.len(), T::zero());
-    a.copy_from_slice(vals);
+    let mut a = take_buffer(m * w, T::zero());
+    for (dst, col) in a.chunks_exact_mut(m.max(1)).zip(vals.chunks(ld.max(1))) {
+        dst.copy_from_slice(&col[..m]);
+    }
     let fast = MatMut::from_slice(&mut a, m, w, m.max(1))
         .ok()
         .and_then(|view| getrf(view, Par::Seq).ok());
@@ -50,9 +53,10 @@ pub(crate) fn gepp_select<T: KernelScalar>(
         recycle(a);
         return (order, fact, None);
     }
-    recycle(a);
     // A zero pivot: unblocked elimination that skips the column instead of dividing by zero.
-    let mut a = vals.to_vec();
+    for (dst, col) in a.chunks_exact_mut(m.max(1)).zip(vals.chunks(ld.max(1))) {
+        dst.copy_from_slice(&col[..m]);
+    }
     let mut p: Vec<usize> = (0..m).collect();
     let mut first_zero = None;
     for j in 0..k {
@@ -81,9 +85,8 @@ pub(crate) fn gepp_select<T: KernelScalar>(
         }
     }
     let order = p[..k].to_vec();
-    let fact = (0..w)
-        .flat_map(|j| order.iter().map(|&i| a[i + j * m]).collect::<Vec<_>>())
-        .collect();
+    let fact = pick_rows(&a, m, w, &order);
+    recycle(a);
     (order, fact, first_zero)
 }
 
@@ -163,7 +166,7 @@ fn playoff<T: KernelScalar>(
         stacked.extend_from_slice(&lower.vals[j * b..(j + 1) * b]);
     }
     let all: Vec<usize> = upper.rows.iter().chain(&lower.rows).copied().collect();
-    let (order, fact, zero) = gepp_select(&stacked, a + b, w);
+    let (order, fact, zero) = gepp_select(&stacked, a + b, w, a + b);
     let winners = Candidates {
         rows: order.iter().map(|&i| all[i]).collect(),
         vals: pick_rows(&stacked, a + b, w, &order),
@@ -212,7 +215,7 @@ fn swap_candidates<T: KernelScalar, C: Communicator>(
 }
 
 /// Tournament pivoting on participant `x` of `px`, whose active panel rows are `rows` with
-/// values `vals` (`rows.len() × w`, column-major); `avail[x']` is every participant's active
+/// values `vals` (`rows.len() × w`, column-major with leading dimension `ld`); `avail[x']` is every participant's active
 /// row count and `rank_of(x')` its rank. Local elimination picks `w` candidates; participants
 /// `x ≥ p2` ([`butterfly_size`]) fold theirs into `x − p2`; then a butterfly of `log₂ p2`
 /// rounds of playoffs leaves the winners and `A00` on every participant `x < p2`, which
@@ -229,14 +232,15 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     rows: &[usize],
     vals: &[T],
     w: usize,
+    ld: usize,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let px = avail.len();
     let p2 = butterfly_size(px);
     let m = rows.len();
-    let (order, mut fact, mut first_zero) = gepp_select(vals, m, w);
+    let (order, mut fact, mut first_zero) = gepp_select(vals, m, w, ld);
     let mut mine = Candidates {
         rows: order.iter().map(|&i| rows[i]).collect(),
-        vals: pick_rows(vals, m, w, &order),
+        vals: pick_rows(vals, ld, w, &order),
     };
     if x >= p2 {
         swap_candidates(comm, Some((&mine, rank_of(x - p2))), None, w)?;
@@ -269,10 +273,11 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     }))
 }
 
-/// Rows `order` of the `m × w` column-major block `vals`, as a block of their own.
-fn pick_rows<T: Copy>(vals: &[T], m: usize, w: usize, order: &[usize]) -> Vec<T> {
+/// Rows `order` of the `w` columns of the column-major block `vals` (leading dimension `ld`),
+/// as a block of their own.
+fn pick_rows<T: Copy>(vals: &[T], ld: usize, w: usize, order: &[usize]) -> Vec<T> {
     (0..w)
-        .flat_map(|j| order.iter().map(move |&i| vals[i + j * m]))
+        .flat_map(|j| order.iter().map(move |&i| vals[i + j * ld]))
         .collect()
 }
 
@@ -416,19 +421,42 @@ mod tests {
     fn selection_matches_partial_pivoting_and_survives_zero_columns() {
         // 4 × 2, column 0 largest in row 2, then row 0 after elimination.
         let vals = [1.0, 0.5, 4.0, 2.0, 3.0, 1.0, 2.0, 1.0];
-        let (order, fact, zero) = gepp_select(&vals, 4, 2);
+        let (order, fact, zero) = gepp_select(&vals, 4, 2, 4);
         assert_eq!(order[0], 2);
         assert_eq!(zero, None);
         assert_eq!(fact[0], 4.0);
         // A zero first column: still two rows picked, the zero reported.
         let vals = [0.0, 0.0, 0.0, 1.0, 5.0, 2.0];
-        let (order, _, zero) = gepp_select(&vals, 3, 2);
+        let (order, _, zero) = gepp_select(&vals, 3, 2, 3);
         assert_eq!(zero, Some(0));
         assert_eq!(order.len(), 2);
         assert!(
             order.contains(&1),
             "the row with the largest second entry is kept"
         );
+    }
+
+    #[test]
+    fn selection_reads_a_block_inside_a_taller_array() {
+        // The same 4 × 2 blocks as above with two rows of noise (99) under each column: the
+        // same selection and factors (the fast path and the zero-column path).
+        let embed = |vals: &[f64], m: usize| -> Vec<f64> {
+            vals.chunks(m)
+                .flat_map(|c| c.iter().copied().chain([99.0, 99.0]))
+                .collect()
+        };
+        for (vals, m) in [
+            (vec![1.0, 0.5, 4.0, 2.0, 3.0, 1.0, 2.0, 1.0], 4),
+            (vec![0.0, 0.0, 0.0, 1.0, 5.0, 2.0], 3),
+        ] {
+            let tall = embed(&vals, m);
+            assert_eq!(gepp_select(&tall, m, 2, m + 2), gepp_select(&vals, m, 2, m));
+            let order = [2, 0];
+            assert_eq!(
+                pick_rows(&tall, m + 2, 2, &order),
+                pick_rows(&vals, m, 2, &order)
+            );
+        }
     }
 
     #[test]
