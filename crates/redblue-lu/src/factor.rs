@@ -404,22 +404,14 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 // segments of my local array.
                 let rows = tiles.rows[a_start..].to_vec();
                 let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
-                let mr = rows.len();
-                let panel_vals = &tiles.data[(pc * ld + a_start).min(tiles.data.len())..];
+                let vals = &tiles.data[(pc * ld + a_start).min(tiles.data.len())..];
                 match pivoting {
                     Pivoting::Tournament => {
-                        tournament(comm, x, &avail, rank_of, &rows, panel_vals, w, ld)?
+                        tournament(comm, x, &avail, rank_of, &rows, vals, w, ld)?
                     }
                     Pivoting::Partial => {
-                        let mut vals = take_buffer(mr * w, T::zero());
-                        let cols = panel_vals.chunks(ld.max(1));
-                        for (dst, col) in vals.chunks_exact_mut(mr.max(1)).zip(cols) {
-                            dst.copy_from_slice(&col[..mr]);
-                        }
-                        let chosen =
-                            partial(comm, x, g.px, rank_of, |r| g.row_px(r), &rows, &vals, w)?;
-                        recycle(vals);
-                        chosen
+                        let holder = |r| g.row_px(r);
+                        partial(comm, x, g.px, rank_of, holder, &rows, vals, w, ld)?
                     }
                 }
             }

@@ -27,6 +27,14 @@ pub(crate) struct Chosen<T> {
     pub first_zero: Option<usize>,
 }
 
+/// The `m × w` block at the start of `vals` (column-major, leading dimension `ld ≥ m`) copied
+/// into `out` with leading dimension `m`.
+fn copy_block<T: Copy>(vals: &[T], m: usize, ld: usize, out: &mut [T]) {
+    for (dst, col) in out.chunks_exact_mut(m.max(1)).zip(vals.chunks(ld.max(1))) {
+        dst.copy_from_slice(&col[..m]);
+    }
+}
+
 /// Gaussian elimination with partial pivoting on the `m × w` block `vals` (column-major with
 /// leading dimension `ld ≥ m`), which it leaves untouched: the `k = min(m, w)` rows it picks (indices into `vals`, in pivot
 /// order), the factored `k × w` block `L\U` of those rows, and the first zero pivot. A column
@@ -41,9 +49,7 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     let k = m.min(w);
     // The working copy from the pool: a tall panel is megabytes, every step.
     let mut a = take_buffer(m * w, T::zero());
-    for (dst, col) in a.chunks_exact_mut(m.max(1)).zip(vals.chunks(ld.max(1))) {
-        dst.copy_from_slice(&col[..m]);
-    }
+    copy_block(vals, m, ld, &mut a);
     let fast = MatMut::from_slice(&mut a, m, w, m.max(1))
         .ok()
         .and_then(|view| getrf(view, Par::Seq).ok());
@@ -54,9 +60,7 @@ pub(crate) fn gepp_select<T: KernelScalar>(
         return (order, fact, None);
     }
     // A zero pivot: unblocked elimination that skips the column instead of dividing by zero.
-    for (dst, col) in a.chunks_exact_mut(m.max(1)).zip(vals.chunks(ld.max(1))) {
-        dst.copy_from_slice(&col[..m]);
-    }
+    copy_block(vals, m, ld, &mut a);
     let mut p: Vec<usize> = (0..m).collect();
     let mut first_zero = None;
     for j in 0..k {
@@ -308,7 +312,7 @@ pub(crate) fn partial_transfers(
 }
 
 /// Partial pivoting on participant `x` of `px` (active panel rows `rows`, values `vals`,
-/// `rows.len() × w` column-major): column by column, the largest candidate of all
+/// `rows.len() × w` column-major with leading dimension `ld`): column by column, the largest candidate of all
 /// participants (ties to the lowest row) is the pivot; its holder sends the pivot row to the
 /// others, and every participant eliminates below it. `holder_of(row)` is the participant
 /// holding a row. Returns the choice on participant 0.
@@ -325,9 +329,11 @@ pub(crate) fn partial<T: Scalar, C: Communicator>(
     rows: &[usize],
     vals: &[T],
     w: usize,
+    ld: usize,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let m = rows.len();
-    let mut a = vals.to_vec();
+    let mut a = take_buffer(m * w, T::zero());
+    copy_block(vals, m, ld, &mut a);
     let mut alive = vec![true; m];
     let mut chosen = Vec::with_capacity(w);
     let mut a00 = vec![T::zero(); w * w];
@@ -406,6 +412,7 @@ pub(crate) fn partial<T: Scalar, C: Communicator>(
             }
         }
     }
+    recycle(a);
     Ok((x == 0).then_some(Chosen {
         rows: chosen,
         a00,
