@@ -202,7 +202,7 @@ pub(crate) fn exchange_cols_into<T: Scalar, C: Communicator>(
     // The others' moves keep their order: what arrives is unpacked as `exchange_cols` would.
     let received = exchange_cols(comm, &others, &read)?;
     let mut column = Vec::new();
-    let mut write_mine = |write: &mut WriteCols<'_, T>| {
+    let write_mine = |write: &mut WriteCols<'_, T>| {
         for m in &to_me {
             column.resize(m.rows.len(), T::zero());
             for &j in &m.cols {
@@ -211,7 +211,7 @@ pub(crate) fn exchange_cols_into<T: Scalar, C: Communicator>(
             }
         }
     };
-    received.apply_cols_around(me, &mut write, &mut write_mine);
+    received.apply_cols_around(me, &mut write, write_mine);
     Ok(())
 }
 
@@ -248,8 +248,7 @@ impl<T: Copy + 'static> Received<'_, T> {
     }
 
     /// Hands the incoming elements a column of a move at a time to `write(col, rows, values)`.
-    pub(crate) fn apply_cols(self, write: impl FnMut(usize, &[usize], &[T])) {
-        let mut write = write;
+    pub(crate) fn apply_cols(self, mut write: impl FnMut(usize, &[usize], &[T])) {
         self.apply_cols_around(usize::MAX, &mut write, |_| {});
     }
 
