@@ -514,22 +514,21 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         // 6. The triangular solves on the pieces.
         let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
         let (ld, in_place_rows) = (tiles.ld(), tiles.ld() - a_start);
-        if l_in_place && coords.is_some() && in_place_rows > 0 {
+        // L10 = A10·U00⁻¹: in the local array (L10 in place) or in my 1D piece.
+        let l10_block = if l_in_place && coords.is_some() && in_place_rows > 0 {
             let pc = tiles.col_pos(panel.start);
-            let b = MatMut::from_slice(&mut tiles.data[pc * ld + a_start..], in_place_rows, w, ld)?;
-            trsm(
-                Side::Right,
-                Uplo::Upper,
-                Op::NoTrans,
-                Diag::NonUnit,
-                T::one(),
-                a00_view,
-                b,
-                Par::Seq,
-            )?;
-        }
-        if lm > 0 {
-            let b = MatMut::from_slice(&mut l10, lm, w, lm)?;
+            Some(MatMut::from_slice(
+                &mut tiles.data[pc * ld + a_start..],
+                in_place_rows,
+                w,
+                ld,
+            )?)
+        } else if lm > 0 {
+            Some(MatMut::from_slice(&mut l10, lm, w, lm)?)
+        } else {
+            None
+        };
+        if let Some(b) = l10_block {
             trsm(
                 Side::Right,
                 Uplo::Upper,
