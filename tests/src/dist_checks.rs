@@ -197,6 +197,77 @@ pub fn check_gather_scatter_norms<C: Communicator, T: Scalar>(comm: &C) {
             let tol = 1e-5 * fro.max(1.0);
             assert!((a.norm_fro(comm).unwrap().to_f64() - fro).abs() <= tol);
             assert!((a.norm_max(comm).unwrap().to_f64() - max).abs() <= tol);
+            let sums = |key: &dyn Fn(usize) -> usize, len: usize| {
+                let mut s = vec![0.0f64; len];
+                for (k, x) in global.iter().enumerate() {
+                    s[key(k)] += x.abs().to_f64();
+                }
+                s.into_iter().fold(0.0, f64::max)
+            };
+            let one = sums(&|k| k / m.max(1), n);
+            let inf = sums(&|k| k % m.max(1), m);
+            assert!((a.norm_one(comm).unwrap().to_f64() - one).abs() <= tol);
+            assert!((a.norm_inf(comm).unwrap().to_f64() - inf).abs() <= tol);
+        }
+    }
+}
+
+/// `permute_rows` gives `P·A` in the same layout for reversed, rotated and scrambled orders.
+pub fn check_permute_rows<C: Communicator, T: Scalar>(comm: &C) {
+    for (m, n) in SHAPES {
+        let perms: Vec<Vec<usize>> = vec![
+            (0..m).rev().collect(),
+            (0..m).map(|i| (i + 3) % m.max(1)).collect(),
+            (0..m).map(|i| (i * 5 + 1) % m.max(1)).collect(),
+        ];
+        for layout in layouts(m, n, comm.size()) {
+            let a = OwnedDistMatrix::from_fn(comm, layout.clone(), f_a::<T>).unwrap();
+            for perm in perms.iter().filter(|p| {
+                let mut s = p.to_vec();
+                s.sort();
+                s == (0..m).collect::<Vec<_>>()
+            }) {
+                let pa = a.permute_rows(comm, perm).unwrap();
+                assert_eq!(pa.layout(), &layout);
+                pa.for_each_local(|i, j, x| assert_eq!(x, f_a::<T>(perm[i], j), "{layout:?}"));
+            }
+            let bad = vec![0; m + 1];
+            assert!(matches!(
+                a.permute_rows(comm, &bad),
+                Err(DistError::InvalidLayout(_))
+            ));
+        }
+    }
+}
+
+/// The seeded random matrices hold the same values on every rank count and in every layout:
+/// element `(i, j)` is the generator's function of `(i, j, seed)`, bit for bit.
+pub fn check_random_is_layout_free<C: Communicator, T: Scalar>(comm: &C) {
+    let (m, n) = (13, 11);
+    for seed in [0, 7, u64::MAX] {
+        for layout in layouts(m, n, comm.size()) {
+            let u = OwnedDistMatrix::<T, _>::random(comm, layout.clone(), seed).unwrap();
+            let g = OwnedDistMatrix::<T, _>::random_normal(comm, layout.clone(), seed).unwrap();
+            u.for_each_local(|i, j, x| {
+                assert_eq!(
+                    x,
+                    redblue_core::random::uniform::<T>(i, j, seed),
+                    "{layout:?}"
+                );
+            });
+            g.for_each_local(|i, j, x| {
+                assert_eq!(
+                    x,
+                    redblue_core::random::normal::<T>(i, j, seed),
+                    "{layout:?}"
+                );
+            });
+            let expected: Vec<T> = (0..m * n)
+                .map(|k| redblue_core::random::uniform(k % m, k / m, seed))
+                .collect();
+            if let Some(all) = u.gather(comm, 0).unwrap() {
+                assert_eq!(all, expected, "{layout:?}");
+            }
         }
     }
 }
@@ -270,5 +341,9 @@ pub fn check_all<C: Communicator>(comm: &C) {
     check_alpha_zero::<C, c32>(comm);
     check_gather_scatter_norms::<C, f64>(comm);
     check_gather_scatter_norms::<C, c32>(comm);
+    check_permute_rows::<C, f64>(comm);
+    check_permute_rows::<C, c64>(comm);
+    check_random_is_layout_free::<C, f64>(comm);
+    check_random_is_layout_free::<C, c32>(comm);
     check_dist_bad_input(comm);
 }

@@ -7,6 +7,7 @@
 mod datum;
 mod flags;
 pub mod pool;
+pub mod random;
 mod scalar;
 
 pub use datum::{Datum, DatumKind, ReduceOp};

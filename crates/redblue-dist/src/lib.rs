@@ -8,6 +8,8 @@ mod transform;
 
 pub use error::DistError;
 pub use layout::numroc;
-pub use layout::{AnyLayout, BlockCyclic, GridLayout, GridOrder, Layout, LocalBlock, OnRank};
+pub use layout::{
+    AnyLayout, BlockCyclic, GridLayout, GridOrder, Layout, LocalBlock, OnRank, RowPermuted,
+};
 pub use matrix::{DistMatrix, DistMatrixMut, OwnedDistMatrix};
 pub use transform::{transform, transform_volume, TransformPlan};

@@ -1,10 +1,10 @@
 //! The [`DistMatrix`] traits and [`OwnedDistMatrix`], a matrix whose local part this rank owns.
 
-use crate::layout::{Layout, LocalBlock, OnRank};
+use crate::layout::{Layout, LocalBlock, OnRank, RowPermuted};
 use crate::transform::transform;
 use crate::DistError;
 use redblue_comm::{CommError, Communicator, CommunicatorExt, ReduceOp};
-use redblue_core::{Op, RealScalar, Scalar};
+use redblue_core::{random, Op, RealScalar, Scalar};
 
 /// One rank's view of a distributed matrix: the layout shared by all ranks, and this rank's
 /// local buffer laid out as the layout says.
@@ -98,6 +98,45 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
         Ok(a)
     }
 
+    /// The matrix with entries uniform in `[−1, 1)` (both parts for complex types), element
+    /// `(i, j)` being [`redblue_core::random::uniform`]`(i, j, seed)`: the same matrix on any
+    /// number of ranks and in any layout. No communication.
+    ///
+    /// # Errors
+    /// As [`OwnedDistMatrix::zeros`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::{run_ranks, SelfComm};
+    /// use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
+    ///
+    /// let one = OwnedDistMatrix::<f64, _>::random(&SelfComm::new(), GridLayout::even(9, 7, 1, 1).unwrap(), 42)
+    ///     .unwrap()
+    ///     .gather(&SelfComm::new(), 0)
+    ///     .unwrap();
+    /// let four = run_ranks(4, |comm| {
+    ///     let layout = BlockCyclic::new(9, 7, 2, 3, 2, 2).unwrap();
+    ///     OwnedDistMatrix::<f64, _>::random(&comm, layout, 42).unwrap().gather(&comm, 0).unwrap()
+    /// });
+    /// assert_eq!(four[0], one);
+    /// ```
+    pub fn random<C: Communicator>(comm: &C, layout: L, seed: u64) -> Result<Self, DistError> {
+        Self::from_fn(comm, layout, |i, j| random::uniform(i, j, seed))
+    }
+
+    /// The matrix with standard normal entries, element `(i, j)` being
+    /// [`redblue_core::random::normal`]`(i, j, seed)` (complex: `E|z|² = 1`). No communication.
+    ///
+    /// # Errors
+    /// As [`OwnedDistMatrix::zeros`].
+    pub fn random_normal<C: Communicator>(
+        comm: &C,
+        layout: L,
+        seed: u64,
+    ) -> Result<Self, DistError> {
+        Self::from_fn(comm, layout, |i, j| random::normal(i, j, seed))
+    }
+
     /// Wraps an existing local buffer (for example a ScaLAPACK local array).
     ///
     /// # Errors
@@ -175,6 +214,29 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
         Ok((comm.rank() == root).then_some(dst.local))
     }
 
+    /// `P·A` in this matrix's layout: row `i` of the result is row `perm[i]` of `self`. One
+    /// all-to-all round ([`transform`] from the rows where they are, seen in a
+    /// [`RowPermuted`] layout).
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`DistError::InvalidLayout`] if `perm` is not a permutation of the rows (the same on
+    /// every rank, as every rank passes the same `perm`); communication failures.
+    pub fn permute_rows<C: Communicator>(
+        &self,
+        comm: &C,
+        perm: &[usize],
+    ) -> Result<Self, DistError> {
+        let view = View {
+            layout: RowPermuted::new(self.layout.clone(), perm.to_vec())?,
+            rank: self.rank,
+            local: &self.local,
+        };
+        let mut out = Self::zeros(comm, self.layout.clone())?;
+        transform(comm, T::one(), &view, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+
     /// Sets every local element to `f(i, j)`. No communication.
     pub fn fill_with(&mut self, mut f: impl FnMut(usize, usize) -> T) {
         for b in self.layout.blocks(self.rank) {
@@ -229,6 +291,40 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
         Ok(<T::Real as RealScalar>::from_f64(total.sqrt()))
     }
 
+    /// One-norm `max_j Σ_i |a_ij|` (the largest column sum), on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn norm_one<C: Communicator>(&self, comm: &C) -> Result<T::Real, CommError> {
+        let sums = self.abs_sums(comm, |_, j| j, self.shape().1)?;
+        Ok(<T::Real as RealScalar>::from_f64(max_of(&sums)))
+    }
+
+    /// Infinity-norm `max_i Σ_j |a_ij|` (the largest row sum), on every rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn norm_inf<C: Communicator>(&self, comm: &C) -> Result<T::Real, CommError> {
+        let sums = self.abs_sums(comm, |i, _| i, self.shape().0)?;
+        Ok(<T::Real as RealScalar>::from_f64(max_of(&sums)))
+    }
+
+    /// `len` sums of `|a_ij|` over the elements with `key(i, j)` equal to the sum's index,
+    /// all-reduced.
+    fn abs_sums<C: Communicator>(
+        &self,
+        comm: &C,
+        key: impl Fn(usize, usize) -> usize,
+        len: usize,
+    ) -> Result<Vec<f64>, CommError> {
+        let mut sums = vec![0.0f64; len];
+        self.for_each_local(|i, j, x| sums[key(i, j)] += x.abs().to_f64());
+        comm.all_reduce_in_place(&mut sums, ReduceOp::Sum)?;
+        Ok(sums)
+    }
+
     /// Max norm `max |a_ij|` (NaN if any element is NaN), on every rank.
     ///
     /// # Collective
@@ -268,4 +364,35 @@ impl<T: Scalar, L: Layout> DistMatrixMut<T> for OwnedDistMatrix<T, L> {
     fn local_mut(&mut self) -> &mut [T] {
         &mut self.local
     }
+}
+
+/// Another layout's view of a borrowed local buffer.
+struct View<'a, T, L> {
+    layout: L,
+    rank: usize,
+    local: &'a [T],
+}
+
+impl<T: Scalar, L: Layout> DistMatrix<T> for View<'_, T, L> {
+    type Layout = L;
+    fn layout(&self) -> &L {
+        &self.layout
+    }
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn local(&self) -> &[T] {
+        self.local
+    }
+}
+
+/// The largest of `values` (NaN if any is NaN; 0 for none).
+fn max_of(values: &[f64]) -> f64 {
+    values.iter().fold(0.0f64, |m, &x| {
+        if x.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(x)
+        }
+    })
 }

@@ -11,6 +11,7 @@ mod any;
 mod block_cyclic;
 mod grid;
 mod on_rank;
+mod permuted;
 #[cfg(test)]
 mod tests;
 
@@ -18,6 +19,7 @@ pub use any::AnyLayout;
 pub use block_cyclic::{numroc, BlockCyclic, GridOrder};
 pub use grid::GridLayout;
 pub use on_rank::OnRank;
+pub use permuted::RowPermuted;
 
 use std::fmt::Debug;
 use std::ops::Range;

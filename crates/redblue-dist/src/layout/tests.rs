@@ -296,6 +296,24 @@ proptest! {
     }
 
     #[test]
+    fn prop_row_permuted_is_consistent(
+        (bc, keys) in block_cyclic_strategy()
+            .prop_flat_map(|bc| { let m = bc.shape().0; (Just(bc), vec(any::<u32>(), m)) }),
+    ) {
+        // A permutation from sorting random keys.
+        let mut perm: Vec<usize> = (0..keys.len()).collect();
+        perm.sort_by_key(|&i| keys[i]);
+        let l = RowPermuted::new(bc.clone(), perm.clone()).unwrap();
+        check_layout(&l);
+        let (m, n) = bc.shape();
+        for j in 0..n {
+            for i in 0..m {
+                prop_assert_eq!(l.to_local(i, j), bc.to_local(perm[i], j));
+            }
+        }
+    }
+
+    #[test]
     fn prop_on_rank_is_consistent(
         (m, n, nranks, root) in (0..=40usize, 0..=40usize, 1..=64usize)
             .prop_flat_map(|(m, n, p)| (Just(m), Just(n), Just(p), 0..p)),
@@ -600,4 +618,23 @@ fn on_rank_errors() {
         OnRank::new(2, 2, 0, 0),
         Err(DistError::InvalidLayout(_))
     ));
+}
+
+#[test]
+fn row_permuted_errors() {
+    let bc = BlockCyclic::new(4, 3, 2, 2, 2, 1).unwrap();
+    for bad in [
+        vec![0, 1, 2],
+        vec![0, 1, 2, 2],
+        vec![0, 1, 2, 4],
+        vec![3, 2, 1, 0, 4],
+    ] {
+        assert!(matches!(
+            RowPermuted::new(bc.clone(), bad),
+            Err(DistError::InvalidLayout(_))
+        ));
+    }
+    let l = RowPermuted::new(bc.clone(), vec![3, 2, 1, 0]).unwrap();
+    assert_eq!(l.inner(), &bc);
+    assert_eq!(l.to_local(0, 1), bc.to_local(3, 1));
 }
