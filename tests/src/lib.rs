@@ -6,6 +6,7 @@
 
 pub mod comm_checks;
 pub mod dist_checks;
+pub mod residual_checks;
 
 /// Ranks counts the threaded suites run at.
 pub const RANK_COUNTS: [usize; 7] = [1, 2, 3, 4, 5, 7, 8];

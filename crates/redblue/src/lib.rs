@@ -3,7 +3,10 @@
 //! This facade re-exports the crate family: [`core`] (scalars and flags), [`comm`] (the
 //! `Communicator` trait and its backends), [`dist`] (layouts, distributed matrices and
 //! `transform`), [`kernels`] (rank-local dense kernels), [`gemm`] (COSMA matrix
-//! multiplication and its cost model) and [`lu`] (COnfLUX and 2D LU, their cost models). `use redblue::prelude::*` brings the everyday names into scope.
+//! multiplication and its cost model) and [`lu`] (COnfLUX and 2D LU, their cost models). Its
+//! own: [`Error`], which every crate's error converts into with `?`, and [`check`], the
+//! normalised residuals of products, factorisations and solves. `use redblue::prelude::*`
+//! brings the everyday names into scope.
 //!
 //! # Examples
 //! A program written once against `Communicator` runs on threads-as-ranks, on one process, and
@@ -26,6 +29,10 @@
 //! assert_eq!(program(&SelfComm::new()), 35.0);
 //! ```
 
+pub mod check;
+mod error;
+
+pub use error::Error;
 pub use redblue_comm as comm;
 pub use redblue_core as core;
 pub use redblue_dist as dist;

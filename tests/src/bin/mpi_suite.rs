@@ -3,7 +3,7 @@
 //! the same program on threads-as-ranks, and requires identical counters on every rank.
 
 use redblue_comm::{run_ranks, CommStats, Communicator, MpiUniverse};
-use redblue_tests::{comm_checks, dist_checks};
+use redblue_tests::{comm_checks, dist_checks, residual_checks};
 
 fn stats_words(s: &CommStats) -> [u64; 6] {
     [
@@ -34,6 +34,8 @@ fn main() {
     comm_checks::check_all(&world);
     passed += 1;
     dist_checks::check_all(&world);
+    passed += 1;
+    residual_checks::check_all(&world);
     passed += 1;
 
     // Identical counters on MPI and on threads for one program.

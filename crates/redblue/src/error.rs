@@ -1,0 +1,93 @@
+//! [`Error`]: one error type for programs that call several redblue crates, so that `?` works
+//! across them; the specific error stays matchable inside.
+
+use redblue_comm::CommError;
+use redblue_dist::DistError;
+use redblue_gemm::GemmError;
+use redblue_lu::LuError;
+use std::fmt;
+
+/// Any redblue error. Each variant holds the error of the crate that raised it, unchanged (so
+/// every rank still returns the same one); `Display` and `source()` are that error's.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A communicator call failed.
+    Comm(CommError),
+    /// A layout, distributed-matrix or transform call failed.
+    Dist(DistError),
+    /// A multiplication failed.
+    Gemm(GemmError),
+    /// An LU factorisation or solve failed.
+    Lu(LuError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Comm(e) => e.fmt(f),
+            Error::Dist(e) => e.fmt(f),
+            Error::Gemm(e) => e.fmt(f),
+            Error::Lu(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Comm(e) => e.source(),
+            Error::Dist(e) => e.source(),
+            Error::Gemm(e) => e.source(),
+            Error::Lu(e) => e.source(),
+        }
+    }
+}
+
+macro_rules! from_error {
+    ($($variant:ident($t:ty)),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::$variant(e)
+            }
+        }
+    )*};
+}
+
+from_error!(
+    Comm(CommError),
+    Dist(DistError),
+    Gemm(GemmError),
+    Lu(LuError)
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crate_error_converts_and_stays_matchable() {
+        fn lift<E>(e: E) -> Result<(), Error>
+        where
+            Error: From<E>,
+        {
+            Err(e)?
+        }
+        let e = lift(LuError::Singular { column: 3 }).unwrap_err();
+        assert!(matches!(e, Error::Lu(LuError::Singular { column: 3 })));
+        assert_eq!(e.to_string(), LuError::Singular { column: 3 }.to_string());
+        let d = DistError::InvalidLayout("x".into());
+        assert!(matches!(lift(d.clone()), Err(Error::Dist(e)) if e == d));
+        let g = GemmError::InnerDimensions {
+            op_a: (1, 2),
+            op_b: (3, 4),
+        };
+        assert!(matches!(lift(g.clone()), Err(Error::Gemm(e)) if e == g));
+        let c = CommError::RankOutOfRange {
+            what: "dest",
+            rank: 5,
+            size: 2,
+        };
+        assert!(matches!(lift(c.clone()), Err(Error::Comm(e)) if e == c));
+    }
+}
