@@ -19,8 +19,9 @@ use redblue::gemm::{cosma, native_layouts, plan_strategy, GemmShape, PlanOptions
 use redblue::kernels::{gemm, Mat, Par};
 use std::time::{Duration, Instant};
 
-fn value(i: usize, j: usize, seed: usize) -> f64 {
-    ((i * 7919 + j * 104_729 + seed * 31) % 2001) as f64 / 1000.0 - 1.0
+/// Element `(i, j)` of the random matrix `seed` (uniform in `[−1, 1)`).
+fn value(i: usize, j: usize, seed: u64) -> f64 {
+    redblue::core::random::uniform(i, j, seed)
 }
 
 fn bench_gemm(c: &mut Criterion) {

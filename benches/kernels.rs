@@ -61,16 +61,9 @@ impl Backend {
     }
 }
 
-/// Deterministic inputs in [-1, 1] (real and imaginary parts).
+/// The random matrix `seed`, uniform in `[−1, 1)` (real and imaginary parts).
 fn random<T: Scalar>(m: usize, n: usize, seed: u64) -> Mat<T> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((state >> 11) as f64) / ((1u64 << 52) as f64) - 1.0
-    };
-    Mat::from_fn(m, n, |_, _| T::from_f64_parts(next(), next()))
+    Mat::from_fn(m, n, |i, j| redblue::core::random::uniform(i, j, seed))
 }
 
 /// `R + Rᴴ + 2n·I`: Hermitian positive definite, and diagonally dominant (a well-conditioned

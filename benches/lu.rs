@@ -21,12 +21,10 @@ use redblue::kernels::{getrf, Mat, Par};
 use redblue::lu::{lu_in_place, lu_plan, LuAlgorithm, LuParams};
 use std::time::{Duration, Instant};
 
-/// The matrix every arm factors: pseudo-random entries uniform in `[−1, 1]` (the miniapp's
-/// generator), the usual test matrix of LU benchmarks (ScaLAPACK's testers, the COnfLUX paper).
+/// The matrix every arm factors: random entries uniform in `[−1, 1)` (the miniapp's `A`, seed
+/// 1), the usual test matrix of LU benchmarks (ScaLAPACK's testers, the COnfLUX paper).
 fn value(i: usize, j: usize) -> f64 {
-    let x = (i as u64).wrapping_mul(7919) ^ (j as u64).wrapping_mul(104_729);
-    let v = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) >> 40;
-    (v % 2001) as f64 / 1000.0 - 1.0
+    redblue::core::random::uniform(i, j, 1)
 }
 
 /// A structured matrix whose rows repeat with period 2001 (plus ½ on the diagonal): partial

@@ -3,24 +3,22 @@
 //!
 //! `--check` computes `‖C·x − (alpha·op(A)·(op(B)·x) + beta·C₀·x)‖ / ((|alpha|·‖A‖·‖B‖ +
 //! |beta|·‖C₀‖)·‖x‖·max(k, 1)·ε)` (Frobenius norms, `x` a random vector; SLATE's tester's idea)
-//! and fails above [`RESIDUAL_THRESHOLD`].
+//! with [`redblue::check::gemm_residual`] and fails above [`GEMM_THRESHOLD`].
 
-use crate::{square_grid, value, Backend, Job, LayoutKind, ScalarType};
+use crate::{square_grid, Backend, Job, LayoutKind, ScalarType, SEED_A, SEED_B, SEED_C};
 use clap::Args;
+use redblue::check::{gemm_residual, GEMM_THRESHOLD};
 use redblue::comm::{Communicator, CommunicatorExt, ReduceOp};
-use redblue::core::{c32, c64, Op, RealScalar, Scalar};
-use redblue::dist::{AnyLayout, BlockCyclic, OwnedDistMatrix};
+use redblue::core::{c32, c64, random, Op};
+use redblue::dist::{AnyLayout, BlockCyclic, DistMatrix, OwnedDistMatrix};
 use redblue::gemm::{
     check_strategy, multiply, parallel_lower_bound, Algorithm, GemmError, GemmShape, PlanOptions,
     Schedule, Strategy,
 };
 use redblue::kernels::{KernelScalar, Par};
+use redblue::Error;
 use serde_json::json;
 use std::time::Instant;
-
-/// `--check` fails above this normalised residual (errors of both products are at most about
-/// `k·ε` relative, so an honest result stays below 2–3).
-const RESIDUAL_THRESHOLD: f64 = 10.0;
 
 #[derive(Args, Clone, Debug)]
 pub struct GemmArgs {
@@ -169,12 +167,12 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &GemmArgs,
     strategy: &Schedule,
-) -> Result<RankReport, GemmError> {
+) -> Result<RankReport, Error> {
     let p = comm.size();
     let [la, lb, lc] = layouts(args, strategy, p)?;
-    let a = OwnedDistMatrix::from_fn(comm, la, |i, j| value::<T>(i, j, 1))?;
-    let b = OwnedDistMatrix::from_fn(comm, lb, |i, j| value::<T>(i, j, 2))?;
-    let c0 = |i, j| value::<T>(i, j, 3);
+    let a = OwnedDistMatrix::random(comm, la, SEED_A)?;
+    let b = OwnedDistMatrix::random(comm, lb, SEED_B)?;
+    let c0 = |i, j| random::uniform::<T>(i, j, SEED_C);
     let mut c = OwnedDistMatrix::from_fn(comm, lc.clone(), c0)?;
     let (alpha, beta) = (
         T::from_f64_parts(args.alpha, 0.0),
@@ -202,7 +200,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     }
     times.sort_by(f64::total_cmp);
     let residual = if args.check {
-        residual(comm, args, &a, &b, &c)?
+        Some(residual(comm, args, &a, &b, &c)?)
     } else {
         None
     };
@@ -214,66 +212,20 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     })
 }
 
-/// `‖C·x − y‖ / ((|α|‖A‖‖B‖ + |β|‖C₀‖)·‖x‖·max(k,1)·ε)` with `y = α·op(A)·(op(B)·x) + β·C₀·x`,
-/// computed on rank 0 from the gathered matrices (`Some` there, `None` elsewhere).
+/// The normalised residual of the product ([`gemm_residual`], distributed), on every rank.
 fn residual<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &GemmArgs,
     a: &OwnedDistMatrix<T, AnyLayout>,
     b: &OwnedDistMatrix<T, AnyLayout>,
     c: &OwnedDistMatrix<T, AnyLayout>,
-) -> Result<Option<f64>, GemmError> {
-    let (ga, gb, gc) = (a.gather(comm, 0)?, b.gather(comm, 0)?, c.gather(comm, 0)?);
-    let (Some(ga), Some(gb), Some(gc)) = (ga, gb, gc) else {
-        return Ok(None);
-    };
-    let (m, n, k) = (args.m, args.n, args.k);
-    let (ar, _) = args.op_a.apply_shape((m, k));
-    let (br, _) = args.op_b.apply_shape((k, n));
-    // op(X)[i, j] from a column-major X with `rows` rows.
-    let op_get = |x: &[T], rows: usize, op: Op, i: usize, j: usize| match op {
-        Op::NoTrans => x[i + j * rows],
-        Op::Trans => x[j + i * rows],
-        Op::ConjTrans => x[j + i * rows].conj(),
-    };
-    let x: Vec<T> = (0..n).map(|j| value::<T>(j, 0, 4)).collect();
-    let bx: Vec<T> = (0..k)
-        .map(|l| {
-            (0..n).fold(T::zero(), |s, j| {
-                s + op_get(&gb, br, args.op_b, l, j) * x[j]
-            })
-        })
-        .collect();
+) -> Result<f64, Error> {
+    let c0 = OwnedDistMatrix::random(comm, c.layout().clone(), SEED_C)?;
     let (alpha, beta) = (
         T::from_f64_parts(args.alpha, 0.0),
         T::from_f64_parts(args.beta, 0.0),
     );
-    let frob = |v: &mut dyn Iterator<Item = T>| v.map(|z| z.abs_sqr().to_f64()).sum::<f64>().sqrt();
-    let mut r2 = 0.0;
-    for i in 0..m {
-        let abx = (0..k).fold(T::zero(), |s, l| {
-            s + op_get(&ga, ar, args.op_a, i, l) * bx[l]
-        });
-        let c0x = (0..n).fold(T::zero(), |s, j| s + value::<T>(i, j, 3) * x[j]);
-        let cx = (0..n).fold(T::zero(), |s, j| s + gc[i + j * m] * x[j]);
-        let y = if beta == T::zero() {
-            alpha * abx
-        } else {
-            alpha * abx + beta * c0x
-        };
-        r2 += (cx - y).abs_sqr().to_f64();
-    }
-    let norm_c0 = frob(&mut (0..m * n).map(|e| value::<T>(e % m.max(1), e / m.max(1), 3)));
-    let scale = (args.alpha.abs() * frob(&mut ga.iter().copied()) * frob(&mut gb.iter().copied())
-        + args.beta.abs() * norm_c0)
-        * frob(&mut x.iter().copied())
-        * k.max(1) as f64
-        * <T as Scalar>::Real::epsilon().to_f64();
-    Ok(Some(if scale == 0.0 {
-        r2.sqrt()
-    } else {
-        r2.sqrt() / scale
-    }))
+    gemm_residual(comm, alpha, a, args.op_a, b, args.op_b, beta, &c0, c)
 }
 
 /// Prints the plan fields (`plan gemm`).
@@ -381,12 +333,8 @@ fn print_run(
             planned.memory_words_max
         );
         if let Some(r) = first.residual {
-            let verdict = if r <= RESIDUAL_THRESHOLD {
-                "ok"
-            } else {
-                "FAILED"
-            };
-            println!("  residual          {r:.3} (threshold {RESIDUAL_THRESHOLD}): {verdict}");
+            let verdict = if r <= GEMM_THRESHOLD { "ok" } else { "FAILED" };
+            println!("  residual          {r:.3} (threshold {GEMM_THRESHOLD}): {verdict}");
         }
     }
 }
@@ -397,7 +345,7 @@ fn run_typed<C: Communicator>(
     comm: &C,
     args: &GemmArgs,
     strategy: &Schedule,
-) -> Result<(RankReport, Vec<(u64, u64)>), GemmError> {
+) -> Result<(RankReport, Vec<(u64, u64)>), Error> {
     let report = match args.ty {
         ScalarType::F32 => run_rank::<f32, C>(comm, args, strategy)?,
         ScalarType::F64 => run_rank::<f64, C>(comm, args, strategy)?,
@@ -407,7 +355,7 @@ fn run_typed<C: Communicator>(
     let mut all = vec![(0u64, 0u64); comm.size()];
     let mine = [report.words_sent, report.messages_sent];
     let mut flat = vec![0u64; 2 * comm.size()];
-    comm.all_gather(&mine, &mut flat).map_err(GemmError::Comm)?;
+    comm.all_gather(&mine, &mut flat)?;
     for (r, pair) in all.iter_mut().enumerate() {
         *pair = (flat[2 * r], flat[2 * r + 1]);
     }
@@ -439,16 +387,13 @@ pub fn plan_command(args: &GemmArgs) -> Result<bool, String> {
     Ok(true)
 }
 
-fn gemm_on<C: Communicator>(comm: &C, args: &GemmArgs) -> Result<bool, GemmError> {
+fn gemm_on<C: Communicator>(comm: &C, args: &GemmArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
     let (report, all) = run_typed(comm, args, &planned.strategy)?;
     if comm.rank() == 0 {
         print_run(args, p, &planned, &all, &report);
     }
-    let ok = report.residual.is_none_or(|r| r <= RESIDUAL_THRESHOLD);
-    Ok(comm
-        .all_reduce_one(u32::from(ok), ReduceOp::Min)
-        .map_err(GemmError::Comm)?
-        == 1)
+    let ok = report.residual.is_none_or(|r| r <= GEMM_THRESHOLD);
+    Ok(comm.all_reduce_one(u32::from(ok), ReduceOp::Min)? == 1)
 }

@@ -18,7 +18,6 @@ mod lu;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use redblue::comm::{run_ranks, Communicator};
-use redblue::core::Scalar;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -123,15 +122,13 @@ pub fn square_grid(p: usize) -> (usize, usize) {
     (pr, p / pr)
 }
 
-/// A deterministic element in [-1, 1] (both parts for complex types).
-pub fn value<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
-    let h = |x: u64| {
-        let v = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) >> 40;
-        (v % 2001) as f64 / 1000.0 - 1.0
-    };
-    let x = (i as u64).wrapping_mul(7919) ^ (j as u64).wrapping_mul(104_729) ^ seed << 48;
-    T::from_f64_parts(h(x), h(x ^ 0x5555))
-}
+/// The seeds of the miniapp's matrices, all uniform in `[−1, 1)`
+/// ([`redblue::core::random::uniform`]): the same matrices on any rank count and layout.
+pub const SEED_A: u64 = 1;
+/// The seed of `B` (of the product; of the right-hand sides of the solve).
+pub const SEED_B: u64 = 2;
+/// The seed of the input `C` of the product.
+pub const SEED_C: u64 = 3;
 
 /// A run on every rank of a communicator: `Ok(false)` when its check failed, `Err` (the same
 /// on every rank) when it could not run.

@@ -235,6 +235,33 @@ fn lu_json_has_every_field_passes_its_check_and_measures_the_model() {
     }
 }
 
+/// The right-hand side is independent of `A`: the solve residual is of its expected size, not
+/// zero (the old generator gave every seed the same matrix, so from `N ≈ 1100` on `B` was
+/// `A`'s first column and the residual was exactly 0 whatever the solve did).
+#[test]
+fn lu_solve_residual_is_not_vacuous() {
+    for algorithm in ["conflux", "2d"] {
+        let v = json_line(&redblue(&[
+            "lu",
+            "--n",
+            "1200",
+            "--ranks",
+            "2",
+            "--algorithm",
+            algorithm,
+            "--reps",
+            "1",
+            "--check",
+            "--json",
+        ]));
+        let solve = v["solve_residual"].as_f64().unwrap();
+        let factor = v["residual"].as_f64().unwrap();
+        // About 1/N in this normalisation; far from both 0 and the threshold.
+        assert!((1e-4..0.1).contains(&solve), "{algorithm}: {v}");
+        assert!((1e-3..1.0).contains(&factor), "{algorithm}: {v}");
+    }
+}
+
 #[test]
 fn lu_grid_and_layers_are_honoured_and_plan_matches_the_run() {
     let run = json_line(&redblue(&[

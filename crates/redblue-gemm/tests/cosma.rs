@@ -11,14 +11,9 @@ use redblue_gemm::{
 };
 use redblue_kernels::{reference, KernelScalar, Mat, Par};
 
-/// A deterministic element in [-1, 1] (both parts for complex types).
-fn value<T: Scalar>(i: usize, j: usize, seed: usize) -> T {
-    let h = |x: usize| {
-        let v = (x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-        (v % 2001) as f64 / 1000.0 - 1.0
-    };
-    let x = i * 7919 + j * 104_729 + seed * 1_000_003;
-    T::from_f64_parts(h(x), h(x + 17))
+/// Element `(i, j)` of the random matrix `seed`: uniform in `[−1, 1)`, both parts.
+fn value<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
+    redblue_core::random::uniform(i, j, seed)
 }
 
 /// A layout of an `m × n` matrix on `p` ranks, picked by `kind`: block-cyclic with odd blocks

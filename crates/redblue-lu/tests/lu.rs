@@ -20,19 +20,9 @@ fn counters(s: &redblue_comm::CommStats) -> (u64, u64, u64, u64) {
     )
 }
 
-/// A deterministic pseudo-random entry in [-1, 1).
-fn rand(i: usize, j: usize, seed: usize) -> f64 {
-    let mut x = ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        ^ ((j as u64 + 7).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
-        ^ (seed as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 32;
-    (x % 2_000_000) as f64 / 1_000_000.0 - 1.0
-}
-
+/// Element `(i, j)` of the random matrix `seed`: uniform in `[−1, 1)`, both parts.
 fn entry<T: Scalar>(i: usize, j: usize, seed: usize) -> T {
-    T::from_f64_parts(rand(i, j, seed), rand(j, i, seed + 1))
+    redblue_core::random::uniform(i, j, seed as u64)
 }
 
 /// `‖P·A − L·U‖_max / (‖A‖_max · N · ε)` from the packed factors gathered on one rank.
