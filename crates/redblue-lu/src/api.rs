@@ -1,8 +1,9 @@
 //! [`lu`]: factor a distributed matrix in any layout, with COnfLUX or the 2D baseline, into
 //! [`LuFactors`].
 
-use crate::factor::{factor, model_costs, Pivoting};
+use crate::factor::{factor, gather_costs, gather_moves, model_costs, Pivoting};
 use crate::geometry::{Geometry, Tiles};
+use crate::moves::exchange;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::{choose_grid, ConfluxGrid, LuError};
 use redblue_comm::{CommStats, Communicator};
@@ -11,6 +12,8 @@ use redblue_core::{Op, Scalar};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// Which factorisation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -207,16 +210,20 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
         LuAlgorithm::TwoD => Pivoting::Partial,
     };
     let f = factor(comm, &geom, pivoting, local)?;
-    let tiles = layer_tiles(&geom, comm.rank(), f.local);
+    let tiles = rank_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
         0.0
     } else {
         f.max_u / f.max_a
     };
+    let on_layer_0 = geom.coords(comm.rank()).is_none_or(|(_, _, z)| z == 0);
     Ok(LuFactors {
         layout,
-        tiles,
+        tiles: Mutex::new(tiles),
+        gathered: AtomicBool::new(geom.c == 1),
+        on_layer_0,
+        empty: Tiles::empty(&geom),
         geom,
         pivots: f.pivots,
         a00: f.a00,
@@ -225,16 +232,24 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     })
 }
 
-/// The factors of [`lu`], kept where the factorisation left them (layer 0's tiles, in
-/// *unpermuted* rows: row `perm[i]` holds row `i` of `L` left of column `i`, unit diagonal
-/// implied, and row `i` of `U` from column `i` on), and the permutation. [`LuFactors::packed`],
-/// [`LuFactors::lower`] and [`LuFactors::upper`] give them in the input's layout on demand,
-/// [`LuFactors::solve`] solves with them where they are.
+/// The factors of [`lu`], kept where the factorisation left them — spread over the layers, in
+/// unpermuted rows (row `perm[i]` holds row `i` of `L` left of column `i`, unit diagonal
+/// implied, and row `i` of `U` from column `i` on) — and the permutation. The first call that
+/// needs them whole ([`LuFactors::packed`], [`LuFactors::lower`], [`LuFactors::upper`],
+/// [`LuFactors::solve`]) brings the layers' shares to layer 0's tiles in one exchange
+/// ([`LuFactors::gather_costs`]); they are used there from then on.
 pub struct LuFactors<T: Scalar, L> {
     /// The input's layout.
     layout: L,
-    /// The same factors in layer 0's tiles (empty off layer 0).
-    tiles: Tiles<T>,
+    /// This rank's tiles of its layer (empty off the grid): its layer's share of the factors,
+    /// and on layer 0, once gathered, the whole factors.
+    tiles: Mutex<Tiles<T>>,
+    /// Whether layer 0's tiles hold the whole factors (always with one layer).
+    gathered: AtomicBool,
+    /// Whether this rank's tiles are layer 0's (or it is off the grid).
+    on_layer_0: bool,
+    /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
+    empty: Tiles<T>,
     geom: Geometry,
     pivots: Vec<Vec<usize>>,
     a00: Vec<Vec<T>>,
@@ -252,11 +267,41 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     pub fn packed<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
         let g = &self.geom;
-        let data = self.tiles.data.clone();
+        let data = self.with_layer_0(comm, |tiles| Ok(tiles.data.clone()))?;
         let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, data)?;
         let mut out = OwnedDistMatrix::zeros(comm, self.layout.clone())?;
         transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
         Ok(out)
+    }
+
+    /// Runs `f` with this rank's layer-0 tiles of the whole factors (none off layer 0),
+    /// gathering the layers' shares there first if no call has done so yet.
+    ///
+    /// # Collective
+    fn with_layer_0<C: Communicator, R>(
+        &self,
+        comm: &C,
+        f: impl FnOnce(&Tiles<T>) -> Result<R, LuError>,
+    ) -> Result<R, LuError> {
+        let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.gathered.load(Ordering::Acquire) {
+            let moves = gather_moves(&self.geom, &self.pivots);
+            exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| *tiles.at(i, j) = v);
+            self.gathered.store(true, Ordering::Release);
+        }
+        f(if self.on_layer_0 { &tiles } else { &self.empty })
+    }
+
+    /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
+    /// shares of the factors to layer 0, which the first of [`LuFactors::packed`],
+    /// [`LuFactors::lower`], [`LuFactors::upper`] or [`LuFactors::solve`] does: zero once done,
+    /// and with one layer.
+    pub fn gather_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
+        if self.gathered.load(Ordering::Acquire) {
+            vec![CommStats::default(); p]
+        } else {
+            gather_costs(&self.geom, p, &self.pivots, bytes)
+        }
     }
 
     /// Row `i` of `P·A` is row `perm()[i]` of `A`.
@@ -344,7 +389,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         let mut native = OwnedDistMatrix::zeros(comm, layout.clone())?;
         transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
         let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
-        let x = solve_native(comm, g, &self.pivots, &self.a00, &self.tiles, local, nrhs)?;
+        let x = self.with_layer_0(comm, |tiles| {
+            solve_native(comm, g, &self.pivots, &self.a00, tiles, local, nrhs)
+        })?;
         let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
         let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
         transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
@@ -353,9 +400,12 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides
     /// given in [`LuFactors::rhs_layout`] (no transform traffic), on `p` ranks, for elements
-    /// of `bytes` bytes.
+    /// of `bytes` bytes: the solve, and the gathering of the factors if no call has done it
+    /// yet ([`LuFactors::gather_costs`]).
     pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
-        solve_costs(&self.geom, p, &self.pivots, nrhs, bytes)
+        let solve = solve_costs(&self.geom, p, &self.pivots, nrhs, bytes);
+        let gather = self.gather_costs(p, bytes);
+        solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
     }
 
     /// The unit lower triangular `L` of `P·A = L·U`, in the input's layout.
@@ -389,14 +439,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     ) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
         let g = &self.geom;
-        let mut m = permute_rows(
-            comm,
-            g,
-            &self.perm,
-            |y| g.owned(y, g.py),
-            &self.tiles,
-            (g.n, g.n),
-        )?;
+        let mut m = self.with_layer_0(comm, |tiles| {
+            permute_rows(comm, g, &self.perm, |y| g.owned(y, g.py), tiles, (g.n, g.n))
+        })?;
         let ld = m.ld();
         for (jj, &j) in m.cols.clone().iter().enumerate() {
             for (ii, &i) in m.rows.clone().iter().enumerate() {
@@ -431,14 +476,15 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 impl<T: Scalar, L> Drop for LuFactors<T, L> {
     /// The factors' buffer back to this thread's pool, for the next factorisation.
     fn drop(&mut self) {
-        recycle(std::mem::take(&mut self.tiles.data));
+        let tiles = self.tiles.get_mut().unwrap_or_else(|e| e.into_inner());
+        recycle(std::mem::take(&mut tiles.data));
     }
 }
 
-/// This rank's layer-0 tiles of the factors (`local` is its local array of the layer layout).
-fn layer_tiles<T: Scalar>(g: &Geometry, rank: usize, local: Vec<T>) -> Tiles<T> {
+/// This rank's tiles of its layer (`local` is its local array; empty off the grid).
+fn rank_tiles<T: Scalar>(g: &Geometry, rank: usize, local: Vec<T>) -> Tiles<T> {
     match g.coords(rank) {
-        Some((x, y, 0)) => Tiles::new(g, x, y, local),
+        Some((x, y, _)) => Tiles::new(g, x, y, local),
         _ => Tiles::empty(g),
     }
 }

@@ -17,10 +17,10 @@
 //!    tiles, restricted to its layer's share of the `w` reduction columns
 //!    ([`l10_spread_moves`], [`u01_spread_moves`]), and
 //! 8. updates its layer's copy: `A11 −= L10[:, share]·U01[share, :]`;
-//! 9. layer 0 keeps its share of `L10` and `U01` from step 7, and the other layers' shares go
-//!    to it ([`l10_write_back_moves`], [`u01_write_back_moves`]); layer 0 ends holding the
-//!    factors in place, in unpermuted rows (row `r` holds `L` left of its pivot column and `U`
-//!    from it on).
+//! 9. every layer keeps its share of `L10` and `U01` from step 7 in its tiles, and `A00` goes
+//!    into layer 0's. The factors end spread over the layers, in unpermuted rows (row `r` holds
+//!    `L` left of its pivot column and `U` from it on); [`gather_moves`] brings the other
+//!    layers' shares to layer 0 in one exchange when they are used.
 //!
 //! Every communication is planned from global facts, so [`model_costs`] replays it without data.
 
@@ -237,69 +237,50 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
     out
 }
 
-/// Step 9a: the solved `L10` pieces to layer 0's tiles, for the panel columns outside layer
-/// 0's share (step 7a brought layer 0's share there already; with one layer nothing moves).
-pub(crate) fn l10_write_back_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
-    let (y0, _) = g.panel_owner(t);
-    let panel = g.panel(t);
-    let first = panel.start + layer_share(panel.len(), g, 0).end;
-    let cols: Vec<usize> = (first..panel.end).collect();
-    let mut out = Vec::new();
-    if !cols.is_empty() {
-        each_l10_piece(g, rest, |x, holder, rows| {
-            out.push(Move {
-                from: holder,
-                to: g.rank(x, y0, 0),
-                rows,
-                cols: cols.clone(),
-            });
-        });
-    }
-    out
-}
-
-/// Step 9b: the solved `U01` pieces to layer 0's tiles, for the pivot rows outside layer 0's
-/// share (step 7b brought layer 0's share there already; with one layer nothing moves).
-pub(crate) fn u01_write_back_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Move> {
-    let later = &piv[layer_share(piv.len(), g, 0).end..];
-    let mut out = Vec::new();
-    if !later.is_empty() {
-        each_u01_piece(g, t, |y, holder, cols| {
-            for x in 0..g.px {
-                let rows = g.rows_of(later, x);
-                if !rows.is_empty() {
-                    out.push(Move {
-                        from: holder,
-                        to: g.rank(x, y, 0),
-                        rows,
-                        cols: cols.clone(),
-                    });
-                }
-            }
-        });
-    }
-    out
-}
-
-/// Step 3's broadcast of step `t`'s `A00` and pivots on `p` ranks: from the panel rank of
-/// grid row 0 to every rank that does not have them yet (the butterfly leaves them on the
-/// first `p2` panel ranks, partial pivoting on the first).
-pub(crate) fn broadcast_members(
-    g: &Geometry,
-    p: usize,
-    pivoting: Pivoting,
-    t: usize,
-) -> Vec<usize> {
+/// Step 3's broadcast of step `t`'s `A00` and pivots: from one of the panel ranks holding
+/// them (the butterfly leaves them on the first `p2` panel ranks, partial pivoting on the
+/// first; they take turns as the root) to every other rank of the grid (idle ranks take no
+/// part), along a binomial tree whose order rotates from step to step by a stride near the
+/// golden section of its length. An interior node at position `q` sends about
+/// `log₂(L/q)` copies, so a fixed order would make the same ranks send `log₂ L` copies every
+/// step; rotated, every rank sends about one copy per step on average, and at most a few more
+/// over the whole factorisation.
+pub(crate) fn broadcast_members(g: &Geometry, pivoting: Pivoting, t: usize) -> Vec<usize> {
     let (y0, z0) = g.panel_owner(t);
     let holders = match pivoting {
         Pivoting::Tournament => butterfly_size(g.px),
         Pivoting::Partial => 1,
     };
-    let has =
-        |r: usize| matches!(g.coords(r), Some((x, y, z)) if y == y0 && z == z0 && x < holders);
-    std::iter::once(g.rank(0, y0, z0))
-        .chain((0..p).filter(|&r| !has(r)))
-        .collect()
+    // The holders are the grid ranks base..base + holders (x runs fastest).
+    let base = g.rank(0, y0, z0);
+    let others: Vec<usize> = (0..g.ranks())
+        .filter(|r| !(base..base + holders).contains(r))
+        .collect();
+    let shift = (t * rotation_stride(others.len())) % others.len().max(1);
+    let mut members = Vec::with_capacity(others.len() + 1);
+    members.push(base + t % holders);
+    members.extend_from_slice(&others[shift..]);
+    members.extend_from_slice(&others[..shift]);
+    members
+}
+
+/// A stride near `0.618·len`, coprime with `len`: successive rotations by it visit every
+/// offset once per `len` steps, spread out (no rank stays near the front of the tree).
+pub(crate) fn rotation_stride(len: usize) -> usize {
+    if len <= 2 {
+        return 1;
+    }
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut s = ((len as f64) * 0.618_033_988_75).round() as usize;
+    while gcd(s, len) != 1 {
+        s += 1;
+    }
+    s
 }
 
 /// The largest `|x|` of `xs` (0 when empty) and whether every element is finite, in one pass
@@ -341,8 +322,6 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     pivoting: Pivoting,
     local: Vec<T>,
 ) -> Result<Factored<T>, LuError> {
-    let me = comm.rank();
-    let coords = g.coords(me);
     // NaN or Inf anywhere: the same error everywhere, before any work.
     let (max_a, finite) = max_abs(&local);
     let mut check = [if finite { 0.0 } else { 1.0 }, max_a];
@@ -351,7 +330,69 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         return Err(LuError::NotFinite);
     }
     let max_a = check[1];
+    // Idle ranks (beyond the grid) take no part in the steps: the grid's ranks run them on a
+    // communicator of their own (its ranks numbered as in `comm`).
+    let in_grid = g.coords(comm.rank()).is_some();
+    let steps = if g.ranks() == comm.size() {
+        factor_steps(comm, g, pivoting, local)
+    } else {
+        let grid_comm = comm.split(u32::from(!in_grid), comm.rank())?;
+        if in_grid {
+            factor_steps(&grid_comm, g, pivoting, local)
+        } else {
+            Ok(Steps::idle())
+        }
+    }?;
+    // Every rank learns the largest |U| and whether a column was singular (the grid's ranks
+    // stopped at it).
+    let mut agreed = [steps.max_u, steps.singular.map_or(0.0, |j| j as f64 + 1.0)];
+    comm.all_reduce_in_place(&mut agreed, ReduceOp::Max)?;
+    if agreed[1] > 0.0 {
+        recycle(steps.local);
+        return Err(LuError::Singular {
+            column: agreed[1] as usize - 1,
+        });
+    }
+    Ok(Factored {
+        local: steps.local,
+        pivots: steps.pivots,
+        a00: steps.a00,
+        max_a,
+        max_u: agreed[0],
+    })
+}
 
+/// What [`factor_steps`] leaves on one rank.
+struct Steps<T> {
+    local: Vec<T>,
+    pivots: Vec<Vec<usize>>,
+    a00: Vec<Vec<T>>,
+    max_u: f64,
+    /// The column with no nonzero pivot, where the steps stopped.
+    singular: Option<usize>,
+}
+
+impl<T> Steps<T> {
+    fn idle() -> Self {
+        Steps {
+            local: Vec::new(),
+            pivots: Vec::new(),
+            a00: Vec::new(),
+            max_u: 0.0,
+            singular: None,
+        }
+    }
+}
+
+/// The steps on the grid's ranks (`comm` holds exactly them, or idle ranks besides that do
+/// not call this).
+fn factor_steps<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    pivoting: Pivoting,
+    local: Vec<T>,
+) -> Result<Steps<T>, LuError> {
+    let coords = g.coords(comm.rank());
     let mut tiles = match coords {
         Some((x, y, z)) => {
             let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
@@ -427,12 +468,15 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
             }
             a00 = ch.a00;
         }
-        let members = broadcast_members(g, comm.size(), pivoting, t);
+        let members = broadcast_members(g, pivoting, t);
         tree_broadcast(comm, &mut meta, &members)?;
         tree_broadcast(comm, &mut a00, &members)?;
         if meta[0] > 0 {
-            return Err(LuError::Singular {
-                column: panel.start + meta[0] as usize - 1,
+            recycle(a00);
+            return Ok(Steps {
+                singular: Some(panel.start + meta[0] as usize - 1),
+                local: tiles.data,
+                ..Steps::idle()
             });
         }
         let piv: Vec<usize> = meta[1..].iter().map(|&r| r as usize).collect();
@@ -606,14 +650,16 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 u_share[at..at + ks].copy_from_slice(vals);
             },
         )?;
-        // Layer 0 keeps what the spread brought it of the factors: its share of the L10
-        // columns (on the panel's grid column) and of the U01 rows.
+        // Every layer keeps what the spread brought it of the factors: its share of the L10
+        // columns (on the panel's grid column) and of the U01 rows, where its own partial
+        // sums of them were (no longer needed: steps 1 and 5 summed them).
         let first = tiles.cols_from(panel.end).start;
-        if let Some((x, y, 0)) = coords {
+        if let Some((x, y, _)) = coords {
             if y == y0 && !l_in_place && mr > 0 {
                 let pc = tiles.col_pos(panel.start);
                 for jj in 0..ks {
-                    let col = &mut tiles.data[(pc + jj) * ld + a_start..(pc + jj + 1) * ld];
+                    let at = pc + share.start + jj;
+                    let col = &mut tiles.data[at * ld + a_start..(at + 1) * ld];
                     col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
                 }
             }
@@ -690,22 +736,8 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         }
         recycle(l_share);
         recycle(u_share);
-        // 9. Finished values to layer 0: L10, U01, and A00 on its rows' owners.
-        let mut m9 = u01_write_back_moves(g, t, &piv);
-        if !l_in_place {
-            m9.extend(l10_write_back_moves(g, t, &rest));
-        }
-        mark_positions(&mut pos, &l10_rows);
-        mark_positions(&mut pos2, &piv);
-        mark_positions(&mut pos3, &u01_cols);
-        exchange(comm, &m9, |i, j| {
-            if panel.contains(&j) {
-                l10[pos[i] + (j - panel.start) * lm]
-            } else {
-                u01[pos2[i] + pos3[j] * w]
-            }
-        })?
-        .apply(|i, j, v| *tiles.at(i, j) = v);
+        // 9. A00 into layer 0's tiles (the layers' shares of L10 and U01 stay where step 7
+        // left them; `gather_moves` brings them to layer 0 when the factors are used).
         if let Some((x, y, 0)) = coords {
             if y == y0 {
                 for (k, &r) in piv.iter().enumerate() {
@@ -735,22 +767,13 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         );
         active = rest;
     }
-    let mut m = [max_u];
-    comm.all_reduce_in_place(&mut m, ReduceOp::Max)?;
     tiles.sort_rows();
-    let local = match coords {
-        Some((_, _, 0)) => tiles.data,
-        _ => {
-            recycle(tiles.data);
-            Vec::new()
-        }
-    };
-    Ok(Factored {
-        local,
+    Ok(Steps {
+        local: tiles.data,
         pivots: all_piv,
         a00: all_a00,
-        max_a,
-        max_u: m[0],
+        max_u,
+        singular: None,
     })
 }
 
@@ -809,7 +832,7 @@ pub(crate) fn model_costs(
                 add(rank, &tr, bytes);
             }
         }
-        let members = broadcast_members(g, p, pivoting, t);
+        let members = broadcast_members(g, pivoting, t);
         for r in 0..p {
             for tr in tree_transfers(r, &members, 1 + w) {
                 add(r, &tr, 8);
@@ -822,15 +845,78 @@ pub(crate) fn model_costs(
         moves(u01_reduce_moves(g, t, piv), &mut add);
         moves(l10_spread_moves(g, t, &rest), &mut add);
         moves(u01_spread_moves(g, t, piv), &mut add);
-        let mut m9 = u01_write_back_moves(g, t, piv);
-        m9.extend(l10_write_back_moves(g, t, &rest));
-        moves(m9, &mut add);
         active = rest;
     }
     for r in 0..p {
-        add(r, &volume::all_reduce(r, p, 1), 8);
+        add(r, &volume::all_reduce(r, p, 2), 8);
     }
     stats
+}
+
+/// The moves that bring the layers' shares of the factors to layer 0's tiles, all steps in
+/// one list: step 7 left rank `(x, y, z)` holding, in its tiles, layer `z`'s share of the panel
+/// columns of `L10` (on the panel's grid column) and of the pivot rows of `U01`. Nothing moves
+/// with one layer; the words are those a per-step write-back would move, in one message per
+/// pair of ranks.
+pub(crate) fn gather_moves(g: &Geometry, pivots: &[Vec<usize>]) -> Vec<Move> {
+    let mut out = Vec::new();
+    if g.c == 1 {
+        return out;
+    }
+    let mut pivoted = vec![false; g.n];
+    let mut rest: Vec<usize> = (0..g.n).collect();
+    for (t, piv) in pivots.iter().enumerate() {
+        for &r in piv {
+            pivoted[r] = true;
+        }
+        rest.retain(|&r| !pivoted[r]);
+        let panel = g.panel(t);
+        let (y0, _) = g.panel_owner(t);
+        let right: Vec<Vec<usize>> = (0..g.py)
+            .map(|y| (panel.end..g.n).filter(|&j| g.col_py(j) == y).collect())
+            .collect();
+        for z in 1..g.c {
+            let share = layer_share(panel.len(), g, z);
+            let l_cols: Vec<usize> = share.clone().map(|j| panel.start + j).collect();
+            for x in 0..g.px {
+                let l_rows = g.rows_of(&rest, x);
+                if !l_rows.is_empty() && !l_cols.is_empty() {
+                    out.push(Move {
+                        from: g.rank(x, y0, z),
+                        to: g.rank(x, y0, 0),
+                        rows: l_rows,
+                        cols: l_cols.clone(),
+                    });
+                }
+                let u_rows = g.rows_of(&piv[share.clone()], x);
+                for (y, cols) in right.iter().enumerate() {
+                    if !u_rows.is_empty() && !cols.is_empty() {
+                        out.push(Move {
+                            from: g.rank(x, y, z),
+                            to: g.rank(x, y, 0),
+                            rows: u_rows.clone(),
+                            cols: cols.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every rank's counters for the exchange of [`gather_moves`] on `p` ranks.
+pub(crate) fn gather_costs(
+    g: &Geometry,
+    p: usize,
+    pivots: &[Vec<usize>],
+    bytes: usize,
+) -> Vec<CommStats> {
+    Move::transfers(&gather_moves(g, pivots), p)
+        .iter()
+        .enumerate()
+        .map(|(r, tr)| tr.stats(r, bytes))
+        .collect()
 }
 
 #[cfg(test)]

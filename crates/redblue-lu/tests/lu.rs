@@ -252,15 +252,46 @@ fn measured_words_equal_the_model_exactly() {
             measured_equals_model(60, p, &params(algorithm, None, 4));
         }
     }
-    measured_equals_model(
-        50,
-        8,
-        &params(
-            LuAlgorithm::Conflux,
-            Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
-            5,
-        ),
+    // Given grids: v a multiple of c and not, idle ranks beyond the grid.
+    for (n, p, (px, py, c), v) in [
+        (50, 8, (2, 2, 2), 5),
+        (50, 10, (2, 2, 2), 4),
+        (40, 9, (2, 2, 2), 3),
+        (47, 18, (3, 2, 3), 4),
+        (47, 20, (3, 2, 3), 6),
+        (44, 13, (2, 3, 2), 7),
+    ] {
+        let grid = Some(ConfluxGrid { px, py, c });
+        measured_equals_model(n, p, &params(LuAlgorithm::Conflux, grid, v));
+    }
+}
+
+#[test]
+fn idle_ranks_return_the_same_singular_column_as_the_grid() {
+    let (n, p) = (30, 11);
+    let pr = params(
+        LuAlgorithm::Conflux,
+        Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
+        4,
     );
+    let errs =
+        run_ranks(p, |comm| {
+            let la = BlockCyclic::new(n, n, 3, 3, 1, p).unwrap();
+            // Column 13 is zero: singular there.
+            let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| {
+                if j == 13 {
+                    0.0
+                } else {
+                    entry::<f64>(i, j, 3)
+                }
+            })
+            .unwrap();
+            lu(&comm, &a, &pr).err().map(|e| e.to_string())
+        });
+    for e in &errs {
+        assert_eq!(e, &errs[0]);
+    }
+    assert!(errs[0].as_ref().unwrap().contains("column 13"), "{errs:?}");
 }
 
 /// `X` with `A·X = B` by the kernel crate: getrf, the permutation, two trsm (column-major,
@@ -455,17 +486,37 @@ fn solve_words_equal_the_model_exactly() {
                 entry::<f64>(i, j, 42)
             })
             .unwrap();
-            comm.barrier().unwrap();
-            comm.reset_stats();
-            fac.solve(&comm, &b).unwrap();
-            let s = comm.stats();
-            (s, fac.solve_costs(p, k, 8))
+            // The first solve gathers the layers' shares of the factors to layer 0 (its model
+            // says so); the second finds them there.
+            let mut runs = Vec::new();
+            for _ in 0..2 {
+                let model = fac.solve_costs(p, k, 8);
+                comm.barrier().unwrap();
+                comm.reset_stats();
+                fac.solve(&comm, &b).unwrap();
+                runs.push((comm.stats(), model));
+            }
+            (runs, fac.gather_costs(p, 8))
         });
-        for (r, (s, model)) in out.iter().enumerate() {
-            let m = &model[r];
-            assert_eq!(counters(s), counters(m), "rank {r} of {p}, n = {n}");
+        for (r, (runs, gather_after)) in out.iter().enumerate() {
+            for (run, (s, model)) in runs.iter().enumerate() {
+                let m = &model[r];
+                assert_eq!(
+                    counters(s),
+                    counters(m),
+                    "rank {r} of {p}, n = {n}, solve {run}"
+                );
+            }
+            assert_eq!(gather_after[r], Default::default());
+            if grid.is_some_and(|g| g.c > 1) {
+                assert!(
+                    runs[0].0.words_received + runs[0].0.words_sent
+                        > runs[1].0.words_received + runs[1].0.words_sent
+                        || r >= 8
+                );
+            }
         }
-        assert!(out.iter().any(|(s, _)| s.words_sent > 0) || p == 1);
+        assert!(out.iter().any(|(runs, _)| runs[0].0.words_sent > 0) || p == 1);
     }
 }
 
