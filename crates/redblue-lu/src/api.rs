@@ -1,9 +1,10 @@
 //! [`lu`]: factor a distributed matrix in any layout, with COnfLUX or the 2D baseline, into
 //! [`LuFactors`].
 
-use crate::factor::{factor, gather_costs, gather_moves, model_costs, Pivoting};
+use crate::factor::{factor, gather_moves, Pivoting};
 use crate::geometry::{Geometry, Tiles};
 use crate::moves::exchange;
+use crate::replay::{factor_costs, gather_costs};
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::{choose_grid, ConfluxGrid, LuError};
 use redblue_comm::{CommStats, Communicator};
@@ -517,7 +518,7 @@ pub fn lu_rank_costs(
         LuAlgorithm::Conflux => Pivoting::Tournament,
         LuAlgorithm::TwoD => Pivoting::Partial,
     };
-    Ok(model_costs(
+    Ok(factor_costs(
         &Geometry::new(n, v, grid),
         p,
         pivoting,

@@ -22,16 +22,14 @@
 //!    `L` left of its pivot column and `U` from it on); [`gather_moves`] brings the other
 //!    layers' shares to layer 0 in one exchange when they are used.
 //!
-//! Every communication is planned from global facts, so [`model_costs`] replays it without data.
+//! Every communication is planned from global facts, so [`crate::replay::factor_costs`] replays it
+//! without data.
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
-use crate::moves::{exchange, exchange_cols_into, tree_broadcast, tree_transfers, Move};
-use crate::pivot::{
-    butterfly_size, partial, partial_transfers, tournament, tournament_transfers, Chosen,
-};
+use crate::moves::{exchange, exchange_cols_into, tree_broadcast, Move};
+use crate::pivot::{butterfly_size, partial, tournament, Chosen};
 use crate::LuError;
-use redblue_comm::volume::{self, Transfers};
-use redblue_comm::{CommStats, Communicator, CommunicatorExt};
+use redblue_comm::{Communicator, CommunicatorExt};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Op;
 use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
@@ -777,82 +775,6 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
     })
 }
 
-/// Every rank's counters for [`factor`] on `p` ranks with the given pivots (one list per
-/// step), element size `bytes`: the moves of every step, the pivot choice, the broadcasts and
-/// the two `all_reduce` calls, by the accounting rules of `redblue_comm::volume`.
-pub(crate) fn model_costs(
-    g: &Geometry,
-    p: usize,
-    pivoting: Pivoting,
-    pivots: &[Vec<usize>],
-    bytes: usize,
-) -> Vec<CommStats> {
-    let mut stats = vec![CommStats::default(); p];
-    let mut add = |rank: usize, tr: &Transfers, bytes: usize| {
-        stats[rank] = stats[rank] + tr.stats(rank, bytes);
-    };
-    for r in 0..p {
-        add(r, &volume::all_reduce(r, p, 2), 8);
-    }
-    let mut active: Vec<usize> = (0..g.n).collect();
-    for (t, piv) in pivots.iter().enumerate() {
-        let w = g.panel(t).len();
-        let (y0, z0) = g.panel_owner(t);
-        let rest: Vec<usize> = active
-            .iter()
-            .copied()
-            .filter(|r| !piv.contains(r))
-            .collect();
-        let avail = g.row_counts(&active);
-        let moves = |list: Vec<Move>, add: &mut dyn FnMut(usize, &Transfers, usize)| {
-            for (r, tr) in Move::transfers(&list, p).iter().enumerate() {
-                add(r, tr, bytes);
-            }
-        };
-        moves(panel_reduce_moves(g, t, &active), &mut add);
-        for x in 0..g.px {
-            let per_participant = match pivoting {
-                Pivoting::Tournament => tournament_transfers(&avail, w, x),
-                Pivoting::Partial => {
-                    let winners: Vec<usize> = piv.iter().map(|&r| g.row_px(r)).collect();
-                    partial_transfers(g.px, w, x, &winners)
-                }
-            };
-            let rank = g.rank(x, y0, z0);
-            for tr in per_participant {
-                // Participant indices to ranks; rows and values differ in element size.
-                let to_rank = |v: &Vec<(usize, usize)>| -> Vec<(usize, usize)> {
-                    v.iter().map(|&(o, n)| (g.rank(o, y0, z0), n)).collect()
-                };
-                let tr = Transfers {
-                    sends: to_rank(&tr.sends),
-                    recvs: to_rank(&tr.recvs),
-                    point_to_point: tr.point_to_point,
-                };
-                add(rank, &tr, bytes);
-            }
-        }
-        let members = broadcast_members(g, pivoting, t);
-        for r in 0..p {
-            for tr in tree_transfers(r, &members, 1 + w) {
-                add(r, &tr, 8);
-            }
-            for tr in tree_transfers(r, &members, w * w) {
-                add(r, &tr, bytes);
-            }
-        }
-        moves(l10_scatter_moves(g, t, &rest), &mut add);
-        moves(u01_reduce_moves(g, t, piv), &mut add);
-        moves(l10_spread_moves(g, t, &rest), &mut add);
-        moves(u01_spread_moves(g, t, piv), &mut add);
-        active = rest;
-    }
-    for r in 0..p {
-        add(r, &volume::all_reduce(r, p, 2), 8);
-    }
-    stats
-}
-
 /// The moves that bring the layers' shares of the factors to layer 0's tiles, all steps in
 /// one list: step 7 left rank `(x, y, z)` holding, in its tiles, layer `z`'s share of the panel
 /// columns of `L10` (on the panel's grid column) and of the pivot rows of `U01`. Nothing moves
@@ -903,20 +825,6 @@ pub(crate) fn gather_moves(g: &Geometry, pivots: &[Vec<usize>]) -> Vec<Move> {
         }
     }
     out
-}
-
-/// Every rank's counters for the exchange of [`gather_moves`] on `p` ranks.
-pub(crate) fn gather_costs(
-    g: &Geometry,
-    p: usize,
-    pivots: &[Vec<usize>],
-    bytes: usize,
-) -> Vec<CommStats> {
-    Move::transfers(&gather_moves(g, pivots), p)
-        .iter()
-        .enumerate()
-        .map(|(r, tr)| tr.stats(r, bytes))
-        .collect()
 }
 
 #[cfg(test)]

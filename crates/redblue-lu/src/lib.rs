@@ -16,6 +16,7 @@ mod grid;
 mod model;
 mod moves;
 mod pivot;
+mod replay;
 mod solve;
 
 pub use api::{

@@ -4,7 +4,7 @@
 //! [`Move::transfers`] gives what that call counts, for the cost model. [`tree_broadcast`]
 //! sends one buffer to every rank along a binomial tree ([`tree_transfers`] for the model).
 
-use redblue_comm::volume::{self, point_to_point, Transfers};
+use redblue_comm::volume::{self, Transfers};
 use redblue_comm::{CommError, Communicator, Datum};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Scalar;
@@ -42,6 +42,7 @@ pub(crate) fn tree_broadcast<T: Datum, C: Communicator>(
 }
 
 /// What [`tree_broadcast`] of `n` elements over `members` counts on `rank`.
+#[cfg(test)]
 pub(crate) fn tree_transfers(rank: usize, members: &[usize], n: usize) -> Vec<Transfers> {
     let Some(q) = members.iter().position(|&r| r == rank) else {
         return Vec::new();
@@ -50,9 +51,9 @@ pub(crate) fn tree_transfers(rank: usize, members: &[usize], n: usize) -> Vec<Tr
     let mut d = 1;
     while d < members.len() {
         if q < d && q + d < members.len() {
-            out.push(point_to_point(Some((members[q + d], n)), None));
+            out.push(volume::point_to_point(Some((members[q + d], n)), None));
         } else if (d..2 * d).contains(&q) {
-            out.push(point_to_point(None, Some((members[q - d], n))));
+            out.push(volume::point_to_point(None, Some((members[q - d], n))));
         }
         d *= 2;
     }

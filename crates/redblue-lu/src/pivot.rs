@@ -289,6 +289,7 @@ fn pick_rows<T: Copy>(vals: &[T], ld: usize, w: usize, order: &[usize]) -> Vec<T
 /// pivots are held, column by column, by participants `winners`: per column every participant
 /// sends its best candidate (2 words) to every other, then the winner's holder sends the pivot
 /// row (`w` words) to every other.
+#[cfg(test)]
 pub(crate) fn partial_transfers(
     px: usize,
     w: usize,

@@ -1,0 +1,554 @@
+//! The exact per-rank counters of a factorisation from sizes alone, without listing any move.
+//!
+//! Every exchange of a step is a set of groups, each an outer product: every sender `s` of the
+//! group sends every receiver `d` a block of `a_s × b_d` elements (its rows × their columns,
+//! or the reverse) — the panel's layer sums, the scatter of `L10`, the reduction of `U01`, the
+//! spreads. A rank's words and messages in a group follow from the sums and the counts of the
+//! sizes, so a step costs `O(P + v)` to replay where listing its moves costs `O(P·moves)`; the
+//! tests hold this replay equal to the one over the move lists that the factorisation runs.
+
+use crate::factor::Pivoting;
+use crate::geometry::{part, Geometry};
+use crate::pivot::{butterfly_size, tournament_transfers};
+use redblue_comm::CommStats;
+
+/// Every rank's counters, added to group by group.
+pub(crate) struct Tally {
+    pub stats: Vec<CommStats>,
+    /// Scratch, indexed by rank: a receiver's size while a group is counted.
+    size_at: Vec<usize>,
+}
+
+impl Tally {
+    pub(crate) fn new(p: usize) -> Self {
+        Tally {
+            stats: vec![CommStats::default(); p],
+            size_at: vec![0; p],
+        }
+    }
+
+    fn send(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
+        let s = &mut self.stats[rank];
+        s.words_sent += words as u64;
+        s.bytes_sent += (words * bytes) as u64;
+        s.messages_sent += messages as u64;
+    }
+
+    fn receive(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
+        let s = &mut self.stats[rank];
+        s.words_received += words as u64;
+        s.bytes_received += (words * bytes) as u64;
+        s.messages_received += messages as u64;
+    }
+
+    /// One group of an exchange: every `(s, a)` of `senders` sends `a·b` elements to every
+    /// `(d, b)` of `receivers` other than itself (ranks distinct within each list). One
+    /// message per non-empty block.
+    pub(crate) fn product(
+        &mut self,
+        senders: &[(usize, usize)],
+        receivers: &[(usize, usize)],
+        bytes: usize,
+    ) {
+        let total = |list: &[(usize, usize)]| list.iter().map(|&(_, n)| n).sum::<usize>();
+        let nonzero = |list: &[(usize, usize)]| list.iter().filter(|&&(_, n)| n > 0).count();
+        let (sum_b, count_b) = (total(receivers), nonzero(receivers));
+        let (sum_a, count_a) = (total(senders), nonzero(senders));
+        for &(d, b) in receivers {
+            self.size_at[d] = b;
+        }
+        for &(s, a) in senders {
+            let own = self.size_at[s];
+            if a > 0 {
+                self.send(s, a * (sum_b - own), count_b - usize::from(own > 0), bytes);
+            }
+        }
+        for &(d, _) in receivers {
+            self.size_at[d] = 0;
+        }
+        for &(s, a) in senders {
+            self.size_at[s] = a;
+        }
+        for &(d, b) in receivers {
+            let own = self.size_at[d];
+            if b > 0 {
+                self.receive(d, b * (sum_a - own), count_a - usize::from(own > 0), bytes);
+            }
+        }
+        for &(s, _) in senders {
+            self.size_at[s] = 0;
+        }
+    }
+
+    /// `all_reduce` of `n` elements over `p` ranks (reduce-scatter and all-gather of the
+    /// pieces `even_split(n, p)`), in closed form.
+    pub(crate) fn all_reduce(&mut self, n: usize, bytes: usize) {
+        let p = self.stats.len();
+        let piece = |r: usize| n / p + usize::from(r < n % p);
+        let pieces = if n >= p { p } else { n };
+        for r in 0..p {
+            let mine = piece(r);
+            let words = n - mine + mine * (p - 1);
+            let messages = pieces - usize::from(mine > 0) + if mine > 0 { p - 1 } else { 0 };
+            self.send(r, words, messages, bytes);
+            self.receive(r, words, messages, bytes);
+        }
+    }
+
+    /// A binomial-tree broadcast of `n` elements over the members at tree positions
+    /// `position(rank)` (`None` for non-members) of a tree of `len` members: position `q` sends
+    /// to `q + d` for every power of two `d > q` with `q + d < len`, and receives once.
+    pub(crate) fn tree(
+        &mut self,
+        len: usize,
+        position: impl Fn(usize) -> Option<usize>,
+        n: usize,
+        bytes: usize,
+    ) {
+        for r in 0..self.stats.len() {
+            let Some(q) = position(r) else { continue };
+            let mut sends = 0;
+            let mut d = 1;
+            while d < len {
+                if q < d && q + d < len {
+                    sends += 1;
+                }
+                d *= 2;
+            }
+            // Point-to-point: a message even when empty.
+            self.send(r, sends * n, sends, bytes);
+            if q > 0 {
+                self.receive(r, n, 1, bytes);
+            }
+        }
+    }
+}
+
+/// Counts of a step, per grid row or column.
+struct StepSizes {
+    /// Active rows of each grid row.
+    active: Vec<usize>,
+    /// Pivot rows of each grid row.
+    pivots: Vec<usize>,
+    /// Columns right of the panel in each grid column.
+    right: Vec<usize>,
+    /// Each layer's share of the panel width.
+    share: Vec<usize>,
+}
+
+/// How many of `start..end` a coordinate `x` of `p` holds, tiles of `v` dealt cyclically.
+pub(crate) fn owned_in(start: usize, end: usize, v: usize, p: usize, x: usize) -> usize {
+    let upto = |e: usize| {
+        // Indices below `e` held by `x`: whole cycles, then the partial one.
+        let cycle = v * p;
+        let (full, rest) = (e / cycle, e % cycle);
+        full * v + rest.saturating_sub(x * v).min(v)
+    };
+    if end <= start {
+        0
+    } else {
+        upto(end) - upto(start)
+    }
+}
+
+/// Every rank's counters for the factorisation on `p` ranks with the given pivots (one list
+/// per step), element size `bytes`: the two agreements over all ranks, and per step the panel's
+/// layer sums, the pivot choice, the broadcast of `A00` and the pivots, the scatter of `L10`,
+/// the reduction of `U01` and the two spreads.
+pub(crate) fn factor_costs(
+    g: &Geometry,
+    p: usize,
+    pivoting: Pivoting,
+    pivots: &[Vec<usize>],
+    bytes: usize,
+) -> Vec<CommStats> {
+    let mut tally = Tally::new(p);
+    tally.all_reduce(2, 8);
+    let mut sizes = StepSizes {
+        active: (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect(),
+        pivots: vec![0; g.px],
+        right: vec![0; g.py],
+        share: (0..g.c).map(|z| part(0, g.c, z).len()).collect(),
+    };
+    let mut senders = Vec::with_capacity(g.ranks());
+    let mut receivers = Vec::with_capacity(g.ranks());
+    for (t, piv) in pivots.iter().enumerate() {
+        let panel = g.panel(t);
+        let w = panel.len();
+        sizes.pivots.fill(0);
+        for &r in piv {
+            sizes.pivots[g.row_px(r)] += 1;
+        }
+        for y in 0..g.py {
+            sizes.right[y] = owned_in(panel.end, g.n, g.v, g.py, y);
+        }
+        for z in 0..g.c {
+            sizes.share[z] = part(w, g.c, z).len();
+        }
+        let (y0, z0) = g.panel_owner(t);
+        // 1. The panel's layer sums, per grid row.
+        for x in 0..g.px {
+            senders.clear();
+            senders.extend(
+                (0..g.c)
+                    .filter(|&z| z != z0)
+                    .map(|z| (g.rank(x, y0, z), sizes.active[x])),
+            );
+            tally.product(&senders, &[(g.rank(x, y0, z0), w)], bytes);
+        }
+        // 2. The pivots.
+        pivot_costs(&mut tally, g, pivoting, t, &sizes, piv, bytes);
+        // 3. A00 and the pivots.
+        broadcast_costs(&mut tally, g, pivoting, t, w, bytes);
+        // 4. and 7a. L10: scattered to the 1D pieces, spread to the layers' shares.
+        let pieces = g.py * g.c;
+        for x in 0..g.px {
+            let rest = sizes.active[x] - sizes.pivots[x];
+            senders.clear();
+            receivers.clear();
+            for q in 0..pieces {
+                receivers.push((g.rank(x, q % g.py, q / g.py), part(rest, pieces, q).len()));
+            }
+            tally.product(&[(g.rank(x, y0, z0), w)], &receivers, bytes);
+            for z in 0..g.c {
+                senders.extend((0..g.py).map(|y| (g.rank(x, y, z), sizes.share[z])));
+            }
+            tally.product(&receivers, &senders, bytes);
+        }
+        // 5. and 7b. U01: reduced to the 1D pieces, spread to the layers' shares.
+        let pieces = g.px * g.c;
+        for y in 0..g.py {
+            senders.clear();
+            receivers.clear();
+            for q in 0..pieces {
+                receivers.push((
+                    g.rank(q % g.px, y, q / g.px),
+                    part(sizes.right[y], pieces, q).len(),
+                ));
+            }
+            for z in 0..g.c {
+                senders.extend((0..g.px).map(|x| (g.rank(x, y, z), sizes.pivots[x])));
+            }
+            tally.product(&senders, &receivers, bytes);
+            for z in 0..g.c {
+                for x in 0..g.px {
+                    senders[x + g.px * z].1 = sizes.share[z];
+                }
+            }
+            tally.product(&receivers, &senders, bytes);
+        }
+        for x in 0..g.px {
+            sizes.active[x] -= sizes.pivots[x];
+        }
+    }
+    tally.all_reduce(2, 8);
+    tally.stats
+}
+
+/// Step 2's counters: the tournament's butterfly, or partial pivoting's per-column search and
+/// pivot rows, among the panel ranks `(·, y0, z0)`.
+fn pivot_costs(
+    tally: &mut Tally,
+    g: &Geometry,
+    pivoting: Pivoting,
+    t: usize,
+    sizes: &StepSizes,
+    piv: &[usize],
+    bytes: usize,
+) {
+    let (y0, z0) = g.panel_owner(t);
+    let w = g.panel(t).len();
+    let px = g.px;
+    match pivoting {
+        Pivoting::Tournament => {
+            for x in 0..px {
+                let rank = g.rank(x, y0, z0);
+                for tr in tournament_transfers(&sizes.active, w, x) {
+                    for &(_, n) in &tr.sends {
+                        tally.send(rank, n, 1, bytes);
+                    }
+                    for &(_, n) in &tr.recvs {
+                        tally.receive(rank, n, 1, bytes);
+                    }
+                }
+            }
+        }
+        Pivoting::Partial if px > 1 => {
+            // Per column: every participant's best candidate (2 elements) to every other,
+            // then the pivot row (w elements) from its holder to every other.
+            for x in 0..px {
+                let rank = g.rank(x, y0, z0);
+                let holds = piv.iter().filter(|&&r| g.row_px(r) == x).count();
+                let others = px - 1;
+                tally.send(
+                    rank,
+                    2 * w * others + holds * w * others,
+                    w * others + holds * others,
+                    bytes,
+                );
+                tally.receive(
+                    rank,
+                    2 * w * others + (w - holds) * w,
+                    w * others + (w - holds),
+                    bytes,
+                );
+            }
+        }
+        Pivoting::Partial => {}
+    }
+}
+
+/// Step 3's counters: the pivots' metadata (`1 + w` words of 8 bytes) and `A00` (`w²`
+/// elements) down the rotating tree of [`crate::factor::broadcast_members`], in closed form.
+fn broadcast_costs(
+    tally: &mut Tally,
+    g: &Geometry,
+    pivoting: Pivoting,
+    t: usize,
+    w: usize,
+    bytes: usize,
+) {
+    let (y0, z0) = g.panel_owner(t);
+    let holders = match pivoting {
+        Pivoting::Tournament => butterfly_size(g.px),
+        Pivoting::Partial => 1,
+    };
+    let base = g.rank(0, y0, z0);
+    let root = base + t % holders;
+    let others = g.ranks() - holders;
+    let shift = (t * crate::factor::rotation_stride(others)) % others.max(1);
+    let position = |r: usize| -> Option<usize> {
+        if r == root {
+            Some(0)
+        } else if r >= g.ranks() || (base..base + holders).contains(&r) {
+            None
+        } else {
+            let idx = if r < base { r } else { r - holders };
+            Some(1 + (idx + others - shift) % others)
+        }
+    };
+    tally.tree(others + 1, position, 1 + w, 8);
+    tally.tree(others + 1, position, w * w, bytes);
+}
+
+/// Every rank's counters for gathering the layers' shares of the factors to layer 0
+/// ([`crate::factor::gather_moves`]), from sizes: rank `(x, y, z ≥ 1)` sends layer 0's
+/// `(x, y, 0)` its share of every step, in one message.
+pub(crate) fn gather_costs(
+    g: &Geometry,
+    p: usize,
+    pivots: &[Vec<usize>],
+    bytes: usize,
+) -> Vec<CommStats> {
+    let mut tally = Tally::new(p);
+    if g.c == 1 {
+        return tally.stats;
+    }
+    let mut words = vec![0usize; g.ranks()];
+    let mut active: Vec<usize> = (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect();
+    let mut share_rows = vec![0usize; g.px * g.c];
+    for (t, piv) in pivots.iter().enumerate() {
+        let panel = g.panel(t);
+        let w = panel.len();
+        let (y0, _) = g.panel_owner(t);
+        share_rows.fill(0);
+        for z in 0..g.c {
+            for &r in &piv[part(w, g.c, z)] {
+                share_rows[g.row_px(r) + g.px * z] += 1;
+            }
+        }
+        for &r in piv {
+            active[g.row_px(r)] -= 1;
+        }
+        for z in 1..g.c {
+            let k = part(w, g.c, z).len();
+            for x in 0..g.px {
+                words[g.rank(x, y0, z)] += active[x] * k;
+                for y in 0..g.py {
+                    let cols = owned_in(panel.end, g.n, g.v, g.py, y);
+                    words[g.rank(x, y, z)] += share_rows[x + g.px * z] * cols;
+                }
+            }
+        }
+    }
+    for (r, &n) in words.iter().enumerate() {
+        if n > 0 {
+            let (x, y, _) = g.coords(r).expect("a grid rank");
+            tally.send(r, n, 1, bytes);
+            tally.receive(g.rank(x, y, 0), n, 1, bytes);
+        }
+    }
+    tally.stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::factor::{
+        broadcast_members, gather_moves, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
+        u01_reduce_moves, u01_spread_moves,
+    };
+    use crate::moves::{tree_transfers, Move};
+    use crate::pivot::partial_transfers;
+    use crate::ConfluxGrid;
+    use redblue_comm::volume::{self, Transfers};
+
+    /// Every rank's counters for [`crate::factor::factor`] on `p` ranks with the given pivots (one list per
+    /// step), element size `bytes`, replayed over the move lists the steps run: the moves of every
+    /// step, the pivot choice, the broadcasts and the two `all_reduce` calls, by the accounting
+    /// rules of `redblue_comm::volume`. The reference for [`factor_costs`], which
+    /// counts the same from sizes alone.
+    fn model_costs(
+        g: &Geometry,
+        p: usize,
+        pivoting: Pivoting,
+        pivots: &[Vec<usize>],
+        bytes: usize,
+    ) -> Vec<CommStats> {
+        let mut stats = vec![CommStats::default(); p];
+        let mut add = |rank: usize, tr: &Transfers, bytes: usize| {
+            stats[rank] = stats[rank] + tr.stats(rank, bytes);
+        };
+        for r in 0..p {
+            add(r, &volume::all_reduce(r, p, 2), 8);
+        }
+        let mut active: Vec<usize> = (0..g.n).collect();
+        for (t, piv) in pivots.iter().enumerate() {
+            let w = g.panel(t).len();
+            let (y0, z0) = g.panel_owner(t);
+            let rest: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|r| !piv.contains(r))
+                .collect();
+            let avail = g.row_counts(&active);
+            let moves = |list: Vec<Move>, add: &mut dyn FnMut(usize, &Transfers, usize)| {
+                for (r, tr) in Move::transfers(&list, p).iter().enumerate() {
+                    add(r, tr, bytes);
+                }
+            };
+            moves(panel_reduce_moves(g, t, &active), &mut add);
+            for x in 0..g.px {
+                let per_participant = match pivoting {
+                    Pivoting::Tournament => tournament_transfers(&avail, w, x),
+                    Pivoting::Partial => {
+                        let winners: Vec<usize> = piv.iter().map(|&r| g.row_px(r)).collect();
+                        partial_transfers(g.px, w, x, &winners)
+                    }
+                };
+                let rank = g.rank(x, y0, z0);
+                for tr in per_participant {
+                    // Participant indices to ranks; rows and values differ in element size.
+                    let to_rank = |v: &Vec<(usize, usize)>| -> Vec<(usize, usize)> {
+                        v.iter().map(|&(o, n)| (g.rank(o, y0, z0), n)).collect()
+                    };
+                    let tr = Transfers {
+                        sends: to_rank(&tr.sends),
+                        recvs: to_rank(&tr.recvs),
+                        point_to_point: tr.point_to_point,
+                    };
+                    add(rank, &tr, bytes);
+                }
+            }
+            let members = broadcast_members(g, pivoting, t);
+            for r in 0..p {
+                for tr in tree_transfers(r, &members, 1 + w) {
+                    add(r, &tr, 8);
+                }
+                for tr in tree_transfers(r, &members, w * w) {
+                    add(r, &tr, bytes);
+                }
+            }
+            moves(l10_scatter_moves(g, t, &rest), &mut add);
+            moves(u01_reduce_moves(g, t, piv), &mut add);
+            moves(l10_spread_moves(g, t, &rest), &mut add);
+            moves(u01_spread_moves(g, t, piv), &mut add);
+            active = rest;
+        }
+        for r in 0..p {
+            add(r, &volume::all_reduce(r, p, 2), 8);
+        }
+        stats
+    }
+
+    /// Pivots that wander over the grid rows: step `t` takes every `k`-th active row.
+    fn scattered_pivots(n: usize, v: usize, k: usize) -> Vec<Vec<usize>> {
+        let mut active: Vec<usize> = (0..n).collect();
+        let mut out = Vec::new();
+        for t in 0..n.div_ceil(v) {
+            let w = v.min(n - t * v);
+            let picked: Vec<usize> = (0..w).map(|i| active[(i * k) % active.len()]).collect();
+            let mut seen = std::collections::HashSet::new();
+            let mut piv: Vec<usize> = picked.into_iter().filter(|r| seen.insert(*r)).collect();
+            for &r in &active {
+                if piv.len() == w {
+                    break;
+                }
+                if !piv.contains(&r) {
+                    piv.push(r);
+                }
+            }
+            active.retain(|r| !piv.contains(r));
+            out.push(piv);
+        }
+        out
+    }
+
+    #[test]
+    fn owned_in_counts_like_a_filter() {
+        for (v, p) in [(1, 1), (3, 2), (4, 3), (5, 1)] {
+            for x in 0..p {
+                for start in 0..30 {
+                    for end in 0..30 {
+                        let count = (start..end).filter(|g| (g / v) % p == x).count();
+                        assert_eq!(
+                            owned_in(start, end, v, p, x),
+                            count,
+                            "{v} {p} {x} {start} {end}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_replay_from_sizes_equals_the_replay_of_the_move_lists() {
+        for (n, v, (px, py, c), p) in [
+            (23, 4, (2, 3, 2), 12),
+            (31, 5, (3, 2, 2), 14),
+            (40, 6, (2, 2, 3), 12),
+            (17, 3, (1, 1, 1), 1),
+            (29, 4, (4, 1, 1), 5),
+            (33, 4, (1, 4, 2), 8),
+            (50, 8, (3, 3, 2), 20),
+            (9, 4, (2, 2, 2), 9),
+        ] {
+            let g = Geometry::new(n, v, ConfluxGrid { px, py, c });
+            for k in [1, 3, 7] {
+                let pivots = scattered_pivots(n, v, k);
+                for pivoting in [Pivoting::Tournament, Pivoting::Partial] {
+                    if pivoting == Pivoting::Partial && c > 1 {
+                        continue;
+                    }
+                    let lists = model_costs(&g, p, pivoting, &pivots, 8);
+                    let sizes = factor_costs(&g, p, pivoting, &pivots, 8);
+                    assert_eq!(
+                        sizes, lists,
+                        "n={n} v={v} grid {px}x{py}x{c} p={p} k={k} {pivoting:?}"
+                    );
+                }
+                let lists: Vec<CommStats> = Move::transfers(&gather_moves(&g, &pivots), p)
+                    .iter()
+                    .enumerate()
+                    .map(|(r, tr)| tr.stats(r, 16))
+                    .collect();
+                assert_eq!(
+                    gather_costs(&g, p, &pivots, 16),
+                    lists,
+                    "gather n={n} {px}x{py}x{c}"
+                );
+            }
+        }
+    }
+}
