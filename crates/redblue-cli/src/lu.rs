@@ -15,8 +15,8 @@ use redblue::core::{c32, c64};
 use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::KernelScalar;
 use redblue::lu::{
-    diagonal_pivots, lu, lu_in_place, lu_lower_bound, lu_plan, lu_rank_costs, two_d_words,
-    ConfluxGrid, LuAlgorithm, LuParams,
+    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_lower_bound, lu_plan, lu_rank_costs,
+    two_d_words, ConfluxGrid, LuAlgorithm, LuParams, EXACT_REPLAY_LIMIT,
 };
 use serde_json::json;
 use std::fmt::Display;
@@ -102,9 +102,11 @@ impl LuArgs {
 struct Planned {
     grid: ConfluxGrid,
     block: usize,
-    /// Largest words sent / received by a rank, by the exact model with no interchanges.
+    /// Largest words sent / received by a rank, by the exact model with no interchanges (or
+    /// the average over the ranks when the replay would take too long: `exact` false).
     model_words: u64,
     model_received_max: u64,
+    exact: bool,
     lower_bound_words: f64,
     two_d_words: f64,
     /// The largest local array of a layer (each rank's copy of its tiles).
@@ -115,14 +117,32 @@ fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
     let params = args.params();
     let n = args.n;
     let (grid, v) = lu_plan(n, p, &params).map_err(text)?;
-    let costs = lu_rank_costs(n, p, &params, &diagonal_pivots(n, v), args.bytes()).map_err(text)?;
+    // The plan as given, so that the models below need not search again.
+    let params = LuParams {
+        grid: Some(grid),
+        block: Some(v),
+        ..params
+    };
+    let exact = p.saturating_mul(n.div_ceil(v)) <= EXACT_REPLAY_LIMIT;
+    let (model_words, model_received_max) = if exact {
+        let costs =
+            lu_rank_costs(n, p, &params, &diagonal_pivots(n, v), args.bytes()).map_err(text)?;
+        (
+            costs.iter().map(|s| s.words_sent).max().unwrap_or(0),
+            costs.iter().map(|s| s.words_received).max().unwrap_or(0),
+        )
+    } else {
+        let average = lu_average_words(n, p, &params).map_err(text)?.round() as u64;
+        (average, average)
+    };
     let tiles = native_layout(n, v, grid)?.local_len(0) as u64;
     let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
     Ok(Planned {
         grid,
         block: v,
-        model_words: costs.iter().map(|s| s.words_sent).max().unwrap_or(0),
-        model_received_max: costs.iter().map(|s| s.words_received).max().unwrap_or(0),
+        model_words,
+        model_received_max,
+        exact,
         lower_bound_words: lu_lower_bound(n as f64, grid.ranks() as f64, memory.max(1.0)),
         two_d_words: two_d_words(n as f64, grid.ranks() as f64),
         memory_words_max: tiles,
@@ -239,6 +259,7 @@ fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
             "grid": planned.grid.to_string(), "block": planned.block,
             "model_words": planned.model_words,
             "model_received_max": planned.model_received_max,
+            "model": if planned.exact { "exact" } else { "average" },
             "two_d_words": planned.two_d_words,
             "lower_bound_words": planned.lower_bound_words,
             "memory_words_max": planned.memory_words_max,
@@ -252,10 +273,18 @@ fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
             planned.grid.ranks(),
             planned.block
         );
-        println!(
-            "  model words/rank  {} sent (max), {} received (max), no interchanges",
-            planned.model_words, planned.model_received_max
-        );
+        if planned.exact {
+            println!(
+                "  model words/rank  {} sent (max), {} received (max), no interchanges",
+                planned.model_words, planned.model_received_max
+            );
+        } else {
+            println!(
+                "  model words/rank  {} on average (the rank-by-rank replay would take too long), \
+                 no interchanges",
+                planned.model_words
+            );
+        }
         println!(
             "  2D model          {:.0} words per rank",
             planned.two_d_words

@@ -262,6 +262,31 @@ fn lu_solve_residual_is_not_vacuous() {
     }
 }
 
+/// The plan of a large run has exact per-rank counts; a million ranks get the average, and the
+/// JSON says which.
+#[test]
+fn plan_lu_at_scale_says_which_model_it_used() {
+    let v = json_line(&redblue(&[
+        "plan", "lu", "--n", "65536", "--ranks", "4096", "--json",
+    ]));
+    assert_eq!(v["model"], "exact", "{v}");
+    let words = v["model_words"].as_f64().unwrap();
+    assert!(
+        words > 0.0 && words < 0.75 * v["two_d_words"].as_f64().unwrap(),
+        "{v}"
+    );
+    let v = json_line(&redblue(&[
+        "plan", "lu", "--n", "65536", "--ranks", "1000000", "--json",
+    ]));
+    assert_eq!(v["model"], "average", "{v}");
+    assert!(
+        v["model_words"].as_f64().unwrap() < v["two_d_words"].as_f64().unwrap(),
+        "{v}"
+    );
+    let text = redblue(&["plan", "lu", "--n", "65536", "--ranks", "1000000"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("on average"));
+}
+
 #[test]
 fn lu_grid_and_layers_are_honoured_and_plan_matches_the_run() {
     let run = json_line(&redblue(&[

@@ -3,10 +3,11 @@
 
 use crate::factor::{factor, gather_moves, Pivoting};
 use crate::geometry::{Geometry, Tiles};
+use crate::grid::{choose_width, widths};
 use crate::moves::exchange;
-use crate::replay::{factor_costs, gather_costs};
+use crate::replay::{factor_costs, gather_costs, planned_words};
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
-use crate::{choose_grid, ConfluxGrid, LuError};
+use crate::{plan_grid, ConfluxGrid, LuError};
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
@@ -46,7 +47,8 @@ impl std::str::FromStr for LuAlgorithm {
     }
 }
 
-/// Default tile width `v`.
+/// The preferred tile width `v`: [`lu_plan`] takes it (as a multiple of `c`) unless it moves
+/// noticeably more words than a narrower one.
 pub const DEFAULT_BLOCK: usize = 128;
 
 /// How to factor: the algorithm, and optionally the grid, the tile width, the memory per rank
@@ -60,7 +62,8 @@ pub struct LuParams {
     /// The number of layers `c` when the grid is chosen (the layer grid is then the best 2D
     /// grid on `⌊P/c⌋` ranks); chosen with the grid when `None`.
     pub layers: Option<usize>,
-    /// Tile width `v` (at least the number of layers); [`DEFAULT_BLOCK`] when `None`.
+    /// Tile width `v` (at least the number of layers); chosen with the grid when `None` (see
+    /// [`lu_plan`]).
     pub block: Option<usize>,
     /// Words of memory per rank, for the choice of the grid.
     pub memory: Option<f64>,
@@ -81,34 +84,56 @@ impl Default for LuParams {
     }
 }
 
-/// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks.
+/// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks: those given, or
+/// those [`plan_grid`] finds best by the factorisation's exact volume per used rank (for a
+/// matrix needing no interchanges: every term of the model — broadcasts, shares of the layers,
+/// the tiles' discreteness — counted), the tile width a multiple of `c`.
 ///
 /// # Errors
 /// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
 /// than `p` or with more layers than the tile width (or more than one, for 2D);
 /// [`LuError::Grid`] when no grid fits.
 pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, usize), LuError> {
-    let v = params.block.unwrap_or(DEFAULT_BLOCK);
-    if v == 0 {
+    if params.block == Some(0) {
         return Err(LuError::InvalidParams(
             "the tile width must be positive".into(),
         ));
     }
-    let grid = match (params.grid, params.layers, params.algorithm) {
-        (Some(g), _, _) => g,
-        (None, Some(c), _) => {
-            if c == 0 || c > p {
-                return Err(LuError::InvalidParams(format!(
-                    "{c} layers do not fit on {p} ranks"
-                )));
-            }
-            // A layer of P/c ranks holding N²/(P/c) words: c·N²/P′ per rank, as the memory
-            // check of `choose_grid` wants.
-            let g = choose_grid(n, p / c, params.memory, 1, params.idle)?;
-            ConfluxGrid { c, ..g }
+    let pivoting = pivoting_of(params.algorithm);
+    let cost = |grid: ConfluxGrid, v: usize| {
+        planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
+    };
+    let layers = match params.algorithm {
+        LuAlgorithm::TwoD if params.layers.is_some_and(|c| c != 1) => {
+            return Err(LuError::InvalidParams("2D LU has one layer".into()));
         }
-        (None, None, LuAlgorithm::Conflux) => choose_grid(n, p, params.memory, v, params.idle)?,
-        (None, None, LuAlgorithm::TwoD) => choose_grid(n, p, params.memory, 1, params.idle)?,
+        LuAlgorithm::TwoD => Some(1),
+        LuAlgorithm::Conflux => params.layers,
+    };
+    if let Some(c) = layers.filter(|&c| c == 0 || c > p) {
+        return Err(LuError::InvalidParams(format!(
+            "{c} layers do not fit on {p} ranks"
+        )));
+    }
+    let (grid, v) = match params.grid {
+        Some(g) => {
+            let v = match params.block {
+                Some(v) => v,
+                None if g.px == 0 || g.py == 0 || g.c == 0 => 1,
+                None => choose_width(g.c, None, |v| cost(g, v)),
+            };
+            (g, v)
+        }
+        None => {
+            let (grid, v) =
+                plan_grid(n, p, params.memory, params.idle, layers, params.block, cost)?;
+            match params.algorithm {
+                LuAlgorithm::Conflux if params.block.is_none() => {
+                    (grid, narrow_to_2d(n, p, params, grid, v, cost)?)
+                }
+                _ => (grid, v),
+            }
+        }
     };
     if grid.px == 0 || grid.py == 0 || grid.c == 0 || grid.ranks() > p {
         return Err(LuError::InvalidParams(format!(
@@ -125,6 +150,77 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, us
         return Err(LuError::InvalidParams("2D LU has one layer".into()));
     }
     Ok((grid, v))
+}
+
+/// COnfLUX's tile width on `grid`, narrowed from `v` (through the widths
+/// [`plan_grid`] tries) until the exact model's largest words sent and received by a rank are
+/// no more than the 2D baseline's plan: tournament pivoting's butterfly moves `log₂ Px` blocks
+/// of `v²` per step where partial pivoting moves about one, so on grids with few layers a wide
+/// tile can cost a little more than 2D. `v` if no narrower width does better.
+fn narrow_to_2d(
+    n: usize,
+    p: usize,
+    params: &LuParams,
+    grid: ConfluxGrid,
+    v: usize,
+    cost: impl Fn(ConfluxGrid, usize) -> f64,
+) -> Result<usize, LuError> {
+    let two_d = LuParams {
+        algorithm: LuAlgorithm::TwoD,
+        grid: None,
+        layers: None,
+        ..params.clone()
+    };
+    let (g2, v2) = lu_plan(n, p, &two_d)?;
+    let baseline = planned_words(&Geometry::new(n, v2, g2), Pivoting::Partial) / g2.ranks() as f64;
+    // Far below the baseline on average: far below it at the busiest rank too (the exact
+    // replay is not needed).
+    if cost(grid, v) <= 0.9 * baseline {
+        return Ok(v);
+    }
+    if p * n.div_ceil(v) > EXACT_REPLAY_LIMIT {
+        // Too large to replay rank by rank: by the averages.
+        return Ok(widths(grid.c, None)
+            .into_iter()
+            .rev()
+            .filter(|&w| w <= v)
+            .find(|&w| cost(grid, w) <= baseline)
+            .unwrap_or(v));
+    }
+    let maxima = |g: ConfluxGrid, v: usize, pivoting| {
+        let stats = factor_costs(
+            &Geometry::new(n, v, g),
+            p,
+            pivoting,
+            &diagonal_pivots(n, v),
+            8,
+        );
+        let sent = stats.iter().map(|s| s.words_sent).max().unwrap_or(0);
+        let received = stats.iter().map(|s| s.words_received).max().unwrap_or(0);
+        (sent, received)
+    };
+    let (sent_2d, received_2d) = maxima(g2, v2, Pivoting::Partial);
+    let fits = |w: usize| {
+        let (sent, received) = maxima(grid, w, Pivoting::Tournament);
+        sent <= sent_2d && received <= received_2d
+    };
+    if fits(v) {
+        return Ok(v);
+    }
+    Ok(widths(grid.c, None)
+        .into_iter()
+        .rev()
+        .filter(|&w| w < v)
+        .find(|&w| fits(w))
+        .unwrap_or(v))
+}
+
+/// How each algorithm chooses its pivots.
+fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
+    match algorithm {
+        LuAlgorithm::Conflux => Pivoting::Tournament,
+        LuAlgorithm::TwoD => Pivoting::Partial,
+    }
 }
 
 /// `A = P·L·U` of a square matrix in any layout, on every rank of `comm`.
@@ -206,11 +302,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     layout: L,
     local: Vec<T>,
 ) -> Result<LuFactors<T, L>, LuError> {
-    let pivoting = match params.algorithm {
-        LuAlgorithm::Conflux => Pivoting::Tournament,
-        LuAlgorithm::TwoD => Pivoting::Partial,
-    };
-    let f = factor(comm, &geom, pivoting, local)?;
+    let f = factor(comm, &geom, pivoting_of(params.algorithm), local)?;
     let tiles = rank_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
@@ -514,10 +606,7 @@ pub fn lu_rank_costs(
     bytes: usize,
 ) -> Result<Vec<CommStats>, LuError> {
     let (grid, v) = lu_plan(n, p, params)?;
-    let pivoting = match params.algorithm {
-        LuAlgorithm::Conflux => Pivoting::Tournament,
-        LuAlgorithm::TwoD => Pivoting::Partial,
-    };
+    let pivoting = pivoting_of(params.algorithm);
     Ok(factor_costs(
         &Geometry::new(n, v, grid),
         p,
@@ -525,6 +614,23 @@ pub fn lu_rank_costs(
         pivots,
         bytes,
     ))
+}
+
+/// Above this many (rank, step) pairs, replaying a plan rank by rank ([`lu_rank_costs`]) takes
+/// more than about a second; [`lu_average_words`] answers for any size.
+pub const EXACT_REPLAY_LIMIT: usize = 50_000_000;
+
+/// The words a rank of the grid sends on average (all ranks' words over the ranks used, exact)
+/// in the factorisation of an `n × n` matrix needing no interchanges on `p` ranks, with the
+/// grid and tile width of [`lu_plan`]: what the choice of the plan compares, in `O(N/v·(Px +
+/// Py))` — cheap where the per-rank replay ([`lu_rank_costs`]) is not.
+///
+/// # Errors
+/// As [`lu_plan`].
+pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, LuError> {
+    let (grid, v) = lu_plan(n, p, params)?;
+    let pivoting = pivoting_of(params.algorithm);
+    Ok(planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64)
 }
 
 /// The pivots of a matrix that needs no row interchanges, step by step, for tile width `v`.

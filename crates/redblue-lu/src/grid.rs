@@ -79,12 +79,110 @@ impl fmt::Display for GridError {
 
 impl std::error::Error for GridError {}
 
-/// The grid with the fewest words per rank by [`conflux_words`] among all `[Px, Py, c]` with
-/// `⌈(1 − δ)·P⌉ ≤ Px·Py·c ≤ P`, `c ≤ v` (each layer needs at least one of a step's `v`
-/// columns), `c ≤ Px, Py` (no more replicas than a layer has rows of ranks: the model's optimum
-/// is `c = P^(1/3)`), and the replicas fitting the memory (`c·N²/P′ ≤ M`). Ties go to more
-/// ranks, then to fewer layers, then to the squarer layer, then to more grid rows (on `P×1×1`
-/// each rank solves its rows of `L10` in place, where `1×P×1` moves them).
+/// Every allowed grid on `p` ranks: `⌈(1 − δ)·P⌉ ≤ Px·Py·c ≤ P`, `c ≤ max_layers` (each layer
+/// needs at least one of a step's `v` columns), `c ≤ Px, Py` (no more replicas than a layer has
+/// rows of ranks: the model's optimum is `c = P^(1/3)`), only `layers` layers when given, and
+/// the replicas fitting the memory (`c·N²/P′ ≤ M`).
+fn grid_candidates(
+    n: usize,
+    p: usize,
+    memory_words: Option<f64>,
+    max_layers: usize,
+    layers: Option<usize>,
+    max_idle_fraction: f64,
+) -> Result<Vec<ConfluxGrid>, GridError> {
+    if p == 0 {
+        return Err(GridError::InvalidOptions(
+            "there must be at least one rank".into(),
+        ));
+    }
+    if !(0.0..1.0).contains(&max_idle_fraction) {
+        return Err(GridError::InvalidOptions(format!(
+            "the idle fraction must be in [0, 1), not {max_idle_fraction}"
+        )));
+    }
+    let lowest = ((p as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
+    let fits = |g: ConfluxGrid| memory_words.is_none_or(|m| g.replica_words(n) <= m);
+    let fixed_depth = layers.is_some();
+    let mut out = Vec::new();
+    // Every depth `c` and narrower side `a ≤ b` of the layer; for each, the two largest `b`
+    // within the idle limit (a smaller `b` only idles more ranks), both orientations: about
+    // `2·√(P·c_max)` grids rather than every factorisation of every rank count in range.
+    for c in 1..=p {
+        if layers.is_some_and(|l| l != c) || c > max_layers.max(1) {
+            continue;
+        }
+        if !fixed_depth && c > 1 && c * c * c > p {
+            break;
+        }
+        for a in 1.. {
+            let b_max = p / (c * a);
+            if b_max < a {
+                break;
+            }
+            let b_min = a.max(lowest.div_ceil(c * a));
+            for b in (b_min..=b_max).rev().take(2) {
+                for (px, py) in [(a, b), (b, a)]
+                    .into_iter()
+                    .take(if a == b { 1 } else { 2 })
+                {
+                    let g = ConfluxGrid { px, py, c };
+                    let deep = !fixed_depth && c > 1 && c > px.min(py);
+                    if !deep && fits(g) {
+                        out.push(g);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(GridError::NotEnoughMemory {
+            needed: (n as f64) * (n as f64) / p as f64,
+            available: memory_words.unwrap_or(f64::INFINITY),
+        });
+    }
+    Ok(out)
+}
+
+/// The order of preference among grids whose cost ties: more ranks, then fewer layers, then
+/// the squarer layer, then more grid rows (on `P×1×1` each rank solves its rows of `L10` in
+/// place, where `1×P×1` moves them).
+fn tie_key(g: ConfluxGrid) -> (usize, usize, usize, usize) {
+    (
+        usize::MAX - g.ranks(),
+        g.c,
+        g.px.abs_diff(g.py),
+        usize::MAX - g.px,
+    )
+}
+
+/// The grid of least `cost`, costs within the relative `tie` of each other counting as equal
+/// (then [`tie_key`] decides).
+fn least(
+    grids: &[ConfluxGrid],
+    tie: f64,
+    cost: impl Fn(ConfluxGrid) -> f64,
+) -> Option<(ConfluxGrid, f64)> {
+    let costs: Vec<f64> = grids.iter().map(|&g| cost(g)).collect();
+    let least = costs.iter().copied().fold(f64::INFINITY, f64::min);
+    grids
+        .iter()
+        .zip(costs)
+        .filter(|&(_, w)| w <= least * (1.0 + tie) + 1e-300)
+        .min_by_key(|&(&g, _)| tie_key(g))
+        .map(|(&g, w)| (g, w))
+}
+
+/// Costs within this fraction of the least are a tie in [`plan_grid`]'s choice of the grid: the
+/// exact volumes of neighbouring grids differ by about a percent, and the tie rules (more
+/// ranks, fewer layers, squarer, more grid rows) matter more for the time.
+pub(crate) const GRID_TIE: f64 = 0.015;
+
+/// The grid with the fewest words per rank by the leading-order model [`conflux_words`] among
+/// all `[Px, Py, c]` with `⌈(1 − δ)·P⌉ ≤ Px·Py·c ≤ P`, `c ≤ v`, `c ≤ Px, Py` and the replicas
+/// fitting the memory (`c·N²/P′ ≤ M`); ties to more ranks, fewer layers, the squarer layer,
+/// more grid rows. [`plan_grid`] chooses with a cost function instead (the factorisation's
+/// exact volume), and the tile width with it.
 ///
 /// With ample memory the model's best depth is about `c = (P/4)^(1/3)`, not the paper's
 /// `P^(1/3)`: the layer reductions (steps 1 and 5) grow with `c` and, at `c = P^(1/3)`, equal
@@ -101,53 +199,158 @@ pub fn choose_grid(
     v: usize,
     max_idle_fraction: f64,
 ) -> Result<ConfluxGrid, GridError> {
-    if p == 0 {
-        return Err(GridError::InvalidOptions(
-            "there must be at least one rank".into(),
-        ));
+    let grids = grid_candidates(n, p, memory_words, v, None, max_idle_fraction)?;
+    Ok(least(&grids, 1e-12, |g| conflux_words(n as f64, g))
+        .expect("candidates are not empty")
+        .0)
+}
+
+/// Grids [`plan_grid`] takes from the leading-order model to weigh with the cost function.
+const SHORTLIST: usize = 24;
+
+/// Tile widths tried when none is given: multiples of `c` near these, and at least `c`.
+const WIDTHS: [usize; 7] = [32, 40, 48, 64, 80, 96, 128];
+
+/// The preferred tile width: local products of width `v/c` stay efficient.
+pub(crate) const PREFERRED_WIDTH: usize = crate::DEFAULT_BLOCK;
+
+/// How much more than the least volume the preferred width may move and still be chosen.
+pub(crate) const PREFERRED_SLACK: f64 = 0.10;
+
+/// How much more than the least volume a narrower width may move and still be chosen over the
+/// narrowest: the widest within this of the least is taken.
+pub(crate) const WIDTH_SLACK: f64 = 0.05;
+
+/// The tile widths tried on a grid of `c` layers (`block`, when given), ascending.
+pub(crate) fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
+    if let Some(v) = block {
+        return vec![v];
     }
-    if !(0.0..1.0).contains(&max_idle_fraction) {
-        return Err(GridError::InvalidOptions(format!(
-            "the idle fraction must be in [0, 1), not {max_idle_fraction}"
-        )));
-    }
-    let lowest = ((p as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
-    let fits = |g: ConfluxGrid| memory_words.is_none_or(|m| g.replica_words(n) <= m);
-    let mut best: Option<(ConfluxGrid, f64)> = None;
-    for used in (lowest..=p).rev() {
-        for c in (1..=used).filter(|c| used.is_multiple_of(*c) && *c <= v.max(1)) {
-            let layer = used / c;
-            for px in (1..=layer).filter(|x| layer.is_multiple_of(*x)) {
-                let g = ConfluxGrid {
-                    px,
-                    py: layer / px,
-                    c,
-                };
-                if c > g.px.min(g.py) && c > 1 || !fits(g) {
-                    continue;
-                }
-                let words = conflux_words(n as f64, g);
-                let key = |g: ConfluxGrid| (g.c, g.px.abs_diff(g.py), usize::MAX - g.px);
-                let better = best.is_none_or(|(b, w)| {
-                    words < w * (1.0 - 1e-12)
-                        || (words <= w * (1.0 + 1e-12) && b.ranks() == used && key(g) < key(b))
-                });
-                if better {
-                    best = Some((g, words));
-                }
-            }
+    let widest = c * PREFERRED_WIDTH.div_ceil(c);
+    let mut out: Vec<usize> = WIDTHS
+        .iter()
+        .chain([&PREFERRED_WIDTH])
+        .map(|&u| c * u.div_ceil(c))
+        .filter(|&v| v <= widest)
+        .collect();
+    out.dedup();
+    out
+}
+
+/// The grid and the tile width for an `n × n` factorisation on `p` ranks that a `cost(grid,
+/// v)` (words per used rank, say) finds best, within the constraints of [`choose_grid`]
+/// (`layers` fixes `c`; `block` fixes `v`, and `c ≤ v`).
+///
+/// The [`SHORTLIST`] grids best by the leading-order model (with the broadcast of `A00`) are
+/// weighed by `cost` at their narrowest width ([`WIDTHS`], as multiples of `c`), in order while
+/// a work budget lasts; the grid of least cost wins (costs within [`GRID_TIE`] tie). Its width
+/// is then
+/// the preferred [`PREFERRED_WIDTH`] (rounded up to a multiple of `c`) if it costs at most
+/// [`PREFERRED_SLACK`] more than the least, else the widest whose cost is within
+/// [`WIDTH_SLACK`] of the least: wide tiles keep the local products efficient, narrow ones
+/// broadcast less (`A00` is `v²` words per step to every rank).
+///
+/// # Errors
+/// As [`choose_grid`].
+pub fn plan_grid(
+    n: usize,
+    p: usize,
+    memory_words: Option<f64>,
+    max_idle_fraction: f64,
+    layers: Option<usize>,
+    block: Option<usize>,
+    cost: impl Fn(ConfluxGrid, usize) -> f64,
+) -> Result<(ConfluxGrid, usize), GridError> {
+    let max_layers = block.unwrap_or(usize::MAX);
+    let mut grids = grid_candidates(n, p, memory_words, max_layers, layers, max_idle_fraction)?;
+    // The leading-order model plus the broadcast of `A00` at the narrowest width (`N·(v + 2)`
+    // words per rank, which the leading order leaves out and which decides the depth at very
+    // large `P`).
+    let rough = |g: ConfluxGrid| {
+        let v = widths(g.c, block)[0] as f64;
+        conflux_words(n as f64, g) + n as f64 * (v + 2.0)
+    };
+    grids.sort_by(|&a, &b| {
+        rough(a)
+            .total_cmp(&rough(b))
+            .then(tie_key(a).cmp(&tie_key(b)))
+    });
+    grids.truncate(SHORTLIST);
+    // Weigh the shortlist at its narrowest width, in order, until the work spent (steps times
+    // grid rows and columns, what `cost` takes) passes a budget: at least a few grids.
+    let mut weighed = Vec::new();
+    let mut work = 0usize;
+    for g in grids {
+        if weighed.len() >= MIN_WEIGHED && work > WEIGH_BUDGET {
+            break;
         }
+        let v = widths(g.c, block)[0];
+        work += n.div_ceil(v) * (g.px + g.py + g.c);
+        weighed.push((g, cost(g, v)));
     }
-    best.map(|(g, _)| g)
-        .ok_or_else(|| GridError::NotEnoughMemory {
-            needed: (n as f64) * (n as f64) / p as f64,
-            available: memory_words.unwrap_or(f64::INFINITY),
-        })
+    let candidates: Vec<ConfluxGrid> = weighed.iter().map(|&(g, _)| g).collect();
+    let (grid, _) = least(&candidates, GRID_TIE, |g| {
+        weighed
+            .iter()
+            .find(|(h, _)| *h == g)
+            .map_or(f64::INFINITY, |&(_, w)| w)
+    })
+    .expect("candidates are not empty");
+    Ok((grid, choose_width(grid.c, block, |v| cost(grid, v))))
+}
+
+/// At least this many grids of the shortlist are weighed, whatever the work.
+const MIN_WEIGHED: usize = 4;
+
+/// Work (steps × (Px + Py + c)) after which [`plan_grid`] weighs no more of the shortlist:
+/// about 0.1 s.
+const WEIGH_BUDGET: usize = 20_000_000;
+
+/// The tile width on a grid of `c` layers (`block` when given): the preferred
+/// [`PREFERRED_WIDTH`] (rounded up to a multiple of `c`) if `cost` finds it at most
+/// [`PREFERRED_SLACK`] above the least over [`WIDTHS`], else the widest within
+/// [`WIDTH_SLACK`] of the least.
+pub fn choose_width(c: usize, block: Option<usize>, cost: impl Fn(usize) -> f64) -> usize {
+    let costs: Vec<(usize, f64)> = widths(c.max(1), block)
+        .into_iter()
+        .map(|v| (v, cost(v)))
+        .collect();
+    let least = costs.iter().map(|&(_, w)| w).fold(f64::INFINITY, f64::min);
+    let preferred = c.max(1) * PREFERRED_WIDTH.div_ceil(c.max(1));
+    match costs.iter().find(|&&(v, _)| v == preferred) {
+        Some(&(v, w)) if w <= least * (1.0 + PREFERRED_SLACK) => v,
+        _ => costs
+            .iter()
+            .filter(|&&(_, w)| w <= least * (1.0 + WIDTH_SLACK))
+            .map(|&(v, _)| v)
+            .max()
+            .unwrap_or(preferred),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_width_is_the_preferred_one_within_its_slack_else_the_widest_near_the_least() {
+        // Words falling with the width: the narrowest is least.
+        let falling = |v: usize| 100.0 + v as f64 * 0.05;
+        assert_eq!(
+            choose_width(1, None, falling),
+            128,
+            "128 costs 5 % more: kept"
+        );
+        let steep = |v: usize| 100.0 + v as f64 * 0.2;
+        // 128 costs 24 % more than 32; within 5 % of the least (106.4, so up to 111.7) the
+        // widest is 48 (109.6; 64 costs 112.8).
+        assert_eq!(choose_width(1, None, steep), 48);
+        // Multiples of the layers, the preferred one rounded up.
+        assert_eq!(choose_width(5, None, falling), 130);
+        assert!(widths(5, None).iter().all(|v| v % 5 == 0));
+        assert_eq!(widths(7, Some(9)), vec![9]);
+        assert_eq!(choose_width(3, Some(17), steep), 17);
+    }
 
     #[test]
     fn grids_parse_and_print_alike() {

@@ -20,11 +20,11 @@ mod replay;
 mod solve;
 
 pub use api::{
-    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm, LuFactors, LuParams,
-    DEFAULT_BLOCK,
+    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm,
+    LuFactors, LuParams, DEFAULT_BLOCK, EXACT_REPLAY_LIMIT,
 };
 pub use error::LuError;
-pub use grid::{choose_grid, ConfluxGrid, GridError};
+pub use grid::{choose_grid, choose_width, plan_grid, ConfluxGrid, GridError};
 pub use model::{
     candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,
 };

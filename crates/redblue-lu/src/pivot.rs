@@ -6,6 +6,7 @@
 //! two); both count their messages by pure functions of the active-row counts (and, for
 //! partial pivoting, of who won), which the cost model reuses.
 
+#[cfg(test)]
 use redblue_comm::volume::{point_to_point, Transfers};
 use redblue_comm::{wait_all, CommError, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
@@ -120,9 +121,33 @@ pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
     (held(avail, w, x, h) + held(avail, w, x ^ h, h)).min(w)
 }
 
+/// [`held`] for every participant `x < p2` and round: row `k` is the round at distance
+/// `d = 2^k`. Built bottom-up, `O(p2·log p2)` where calling [`held`] for all is `O(p2²)`.
+pub(crate) fn held_table(avail: &[usize], w: usize) -> Vec<Vec<usize>> {
+    let p2 = butterfly_size(avail.len());
+    let first: Vec<usize> = (0..p2)
+        .map(|x| {
+            let mine = avail[x].min(w);
+            avail
+                .get(x + p2)
+                .map_or(mine, |&t| (mine + t.min(w)).min(w))
+        })
+        .collect();
+    let mut rows = vec![first];
+    let mut d = 1;
+    while 2 * d < p2 {
+        let prev = rows.last().expect("a first row");
+        let next = (0..p2).map(|x| (prev[x] + prev[x ^ d]).min(w)).collect();
+        rows.push(next);
+        d *= 2;
+    }
+    rows
+}
+
 /// The tournament's transfers on participant `x` (of `avail.len()`): `x ≥ p2` sends its
 /// candidates (values and row indices, two messages) to `x − p2`; then in the round at distance
 /// `d` every `x < p2` exchanges its candidates with `x XOR d`.
+#[cfg(test)]
 pub(crate) fn tournament_transfers(avail: &[usize], w: usize, x: usize) -> Vec<Transfers> {
     let p2 = butterfly_size(avail.len());
     if x >= p2 {
@@ -138,13 +163,12 @@ pub(crate) fn tournament_transfers(avail: &[usize], w: usize, x: usize) -> Vec<T
         out.push(point_to_point(None, Some((x + p2, k * w))));
         out.push(point_to_point(None, Some((x + p2, k))));
     }
-    let mut d = 1;
-    while d < p2 {
-        let y = x ^ d;
-        let (mine, theirs) = (held(avail, w, x, d), held(avail, w, y, d));
+    let table = held_table(avail, w);
+    for (k, held_now) in table.iter().enumerate().take(p2.trailing_zeros() as usize) {
+        let y = x ^ (1 << k);
+        let (mine, theirs) = (held_now[x], held_now[y]);
         out.push(point_to_point(Some((y, mine * w)), Some((y, theirs * w))));
         out.push(point_to_point(Some((y, mine)), Some((y, theirs))));
-        d *= 2;
     }
     out
 }
@@ -478,6 +502,12 @@ mod tests {
         assert_eq!(held(&avail, 3, 1, 2), 2);
         assert_eq!(held(&avail, 3, 2, 2), 1);
         assert_eq!(held(&avail, 3, 3, 4), 3);
+        let table = held_table(&avail, 3);
+        for (k, row) in table.iter().enumerate() {
+            for (x, &h) in row.iter().enumerate() {
+                assert_eq!(h, held(&avail, 3, x, 1 << k), "x {x} round {k}");
+            }
+        }
         assert_eq!(held(&[5, 1, 0, 7, 2], 3, 2, 2), 3);
         // What one participant sends, its partner receives.
         for avail in [vec![5, 1, 0, 7, 2], vec![2; 7], vec![9], vec![0, 4, 4]] {

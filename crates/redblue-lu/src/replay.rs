@@ -9,7 +9,7 @@
 
 use crate::factor::Pivoting;
 use crate::geometry::{part, Geometry};
-use crate::pivot::{butterfly_size, tournament_transfers};
+use crate::pivot::{butterfly_size, held_table};
 use redblue_comm::CommStats;
 
 /// Every rank's counters, added to group by group.
@@ -261,15 +261,23 @@ fn pivot_costs(
     let px = g.px;
     match pivoting {
         Pivoting::Tournament => {
-            for x in 0..px {
-                let rank = g.rank(x, y0, z0);
-                for tr in tournament_transfers(&sizes.active, w, x) {
-                    for &(_, n) in &tr.sends {
-                        tally.send(rank, n, 1, bytes);
-                    }
-                    for &(_, n) in &tr.recvs {
-                        tally.receive(rank, n, 1, bytes);
-                    }
+            // Values (`k·w` elements) and row indices (`k`, 8 bytes each) in two messages:
+            // the fold-in of `x ≥ p2` into `x − p2`, then both ways in every round.
+            let p2 = butterfly_size(px);
+            let rank = |x: usize| g.rank(x, y0, z0);
+            let pair = |from: usize, to: usize, k: usize, tally: &mut Tally| {
+                tally.send(rank(from), k * w, 1, bytes);
+                tally.send(rank(from), k, 1, 8);
+                tally.receive(rank(to), k * w, 1, bytes);
+                tally.receive(rank(to), k, 1, 8);
+            };
+            for x in p2..px {
+                pair(x, x - p2, sizes.active[x].min(w), tally);
+            }
+            let table = held_table(&sizes.active, w);
+            for (k, held) in table.iter().enumerate().take(p2.trailing_zeros() as usize) {
+                for x in 0..p2 {
+                    pair(x, x ^ (1 << k), held[x], tally);
                 }
             }
         }
@@ -331,6 +339,95 @@ fn broadcast_costs(
     tally.tree(others + 1, position, w * w, bytes);
 }
 
+/// The words all ranks together send in a factorisation that needs no row interchanges (the
+/// planning assumption, [`crate::diagonal_pivots`]), computed from per-step sums in
+/// `O(Px + Py + c)` per step: what the choice of grid and tile width compares. It is the sum
+/// of [`factor_costs`]'s `words_sent` over the ranks, exactly.
+pub(crate) fn planned_words(g: &Geometry, pivoting: Pivoting) -> f64 {
+    let (px, py, c) = (g.px, g.py, g.c);
+    let p = g.ranks();
+    let mut total = 0.0f64;
+    // The two all-reduces of two words.
+    let all_reduce = |n: usize| {
+        (0..p.min(n + 1))
+            .map(|r| {
+                let mine = n / p + usize::from(r < n % p);
+                n - mine + mine * (p - 1)
+            })
+            .sum::<usize>()
+            + (p.saturating_sub(n + 1)) * (n - n / p)
+    };
+    total += 2.0 * all_reduce(2) as f64;
+    let holders = match pivoting {
+        Pivoting::Tournament => butterfly_size(px),
+        Pivoting::Partial => 1,
+    };
+    let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.n, g.v, px, x)).collect();
+    let mut shares = vec![0usize; c];
+    for t in 0..g.steps() {
+        let panel = g.panel(t);
+        let w = panel.len();
+        let (y0, z0) = g.panel_owner(t);
+        let pivot_row = t % px;
+        for (z, k) in shares.iter_mut().enumerate() {
+            *k = part(w, c, z).len();
+        }
+        // `prefix(m, block)`: the shares of the first `m` pieces when pieces come in blocks of
+        // `block` per layer (piece q in layer q / block).
+        let prefix = |m: usize, block: usize| -> usize {
+            let whole = (m / block).min(c);
+            shares[..whole].iter().sum::<usize>() * block
+                + if whole < c {
+                    (m % block) * shares[whole]
+                } else {
+                    0
+                }
+        };
+        let mut step = 0usize;
+        // 1. layer sums of the panel.
+        step += (c - 1) * w * active.iter().sum::<usize>();
+        // 2. pivots.
+        step += match pivoting {
+            Pivoting::Tournament => {
+                let p2 = holders;
+                let fold: usize = (p2..px).map(|x| active[x].min(w) * (w + 1)).sum();
+                let rounds = p2.trailing_zeros() as usize;
+                fold + held_table(&active, w)
+                    .iter()
+                    .take(rounds)
+                    .map(|row| row.iter().sum::<usize>() * (w + 1))
+                    .sum::<usize>()
+            }
+            Pivoting::Partial if px > 1 => px * 2 * w * (px - 1) + w * w * (px - 1),
+            Pivoting::Partial => 0,
+        };
+        // 3. the broadcast to every grid rank but the holders.
+        step += (p - holders) * (w * w + 1 + w);
+        // 4. and 7a. L10 per grid row.
+        let pieces = py * c;
+        let own = y0 + py * z0;
+        for (x, &a) in active.iter().enumerate() {
+            let rest = a - if x == pivot_row { w } else { 0 };
+            step += w * (rest - part(rest, pieces, own).len());
+            let (base, rem) = (rest / pieces, rest % pieces);
+            step += py * w * rest - (base * py * w + prefix(rem, py));
+        }
+        // 5. and 7b. U01 per grid column.
+        let pieces = px * c;
+        for y in 0..py {
+            let right = owned_in(panel.end, g.n, g.v, py, y);
+            let (base, rem) = (right / pieces, right % pieces);
+            // Only grid row `t mod Px` holds pivot rows; its c ranks skip their own piece.
+            let own_pieces = (0..c).filter(|z| pivot_row + px * z < rem).count();
+            step += c * w * right - (c * w * base + w * own_pieces);
+            step += px * w * right - (base * px * w + prefix(rem, px));
+        }
+        active[pivot_row] -= w;
+        total += step as f64;
+    }
+    total
+}
+
 /// Every rank's counters for gathering the layers' shares of the factors to layer 0
 /// ([`crate::factor::gather_moves`]), from sizes: rank `(x, y, z ≥ 1)` sends layer 0's
 /// `(x, y, 0)` its share of every step, in one message.
@@ -389,7 +486,7 @@ mod tests {
         u01_reduce_moves, u01_spread_moves,
     };
     use crate::moves::{tree_transfers, Move};
-    use crate::pivot::partial_transfers;
+    use crate::pivot::{partial_transfers, tournament_transfers};
     use crate::ConfluxGrid;
     use redblue_comm::volume::{self, Transfers};
 

@@ -1,0 +1,126 @@
+//! The planner's targets, on the pure planner (no ranks run): COnfLUX's default plan moves
+//! fewer words than 2D at scale, by the exact per-rank model.
+
+use redblue_lu::{
+    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuParams,
+    EXACT_REPLAY_LIMIT,
+};
+
+/// The default plan's grid, tile width, and exact largest words sent and received by a rank.
+fn planned(n: usize, p: usize, algorithm: LuAlgorithm) -> (ConfluxGrid, usize, u64, u64) {
+    let params = LuParams {
+        algorithm,
+        ..LuParams::default()
+    };
+    let (grid, v) = lu_plan(n, p, &params).unwrap();
+    let given = LuParams {
+        grid: Some(grid),
+        block: Some(v),
+        ..params
+    };
+    let costs = lu_rank_costs(n, p, &given, &diagonal_pivots(n, v), 8).unwrap();
+    let sent = costs.iter().map(|s| s.words_sent).max().unwrap();
+    let received = costs.iter().map(|s| s.words_received).max().unwrap();
+    (grid, v, sent, received)
+}
+
+#[test]
+fn conflux_moves_well_below_two_d_at_512_and_4096_ranks() {
+    let n = 16384;
+    for (p, fraction) in [(512, 0.8), (4096, 0.75)] {
+        let (grid, v, sent, received) = planned(n, p, LuAlgorithm::Conflux);
+        let two_d = (n * n) as f64 / (grid.ranks() as f64).sqrt();
+        assert!(v >= 32, "P={p}: tile width {v}");
+        assert_eq!(v % grid.c, 0, "P={p}: {grid} v={v}");
+        for (what, words) in [("sent", sent), ("received", received)] {
+            assert!(
+                words as f64 <= fraction * two_d,
+                "P={p}: {grid} v={v}: {words} words {what}, {:.3} of N²/√P′",
+                words as f64 / two_d
+            );
+        }
+    }
+}
+
+#[test]
+fn conflux_never_moves_more_than_the_two_d_baseline_from_16_to_4096_ranks() {
+    // Every P from 16 to 48, then a spread up to 4096 (the `plan_sweep` example checks every
+    // P in the range).
+    let mut ranks: Vec<usize> = (16..=48).collect();
+    let mut p = 48.0f64;
+    while p < 4096.0 {
+        p *= 1.17;
+        ranks.push((p as usize).min(4096));
+    }
+    ranks.extend([59, 64, 100, 128, 512, 729, 1000, 4096]);
+    let n = 16384;
+    for p in ranks {
+        let (cg, cv, cs, cr) = planned(n, p, LuAlgorithm::Conflux);
+        let (dg, dv, ds, dr) = planned(n, p, LuAlgorithm::TwoD);
+        assert!(
+            cs <= ds && cr <= dr,
+            "P={p}: COnfLUX {cg} v={cv} {cs}/{cr} words sent/received, 2D {dg} v={dv} {ds}/{dr}"
+        );
+    }
+}
+
+#[test]
+fn the_tile_width_is_a_multiple_of_the_layers_and_wide_where_words_allow() {
+    for (n, p) in [
+        (4096, 2),
+        (16384, 2),
+        (16384, 32),
+        (16384, 256),
+        (16384, 500),
+        (8192, 1000),
+    ] {
+        let (grid, v) = lu_plan(n, p, &LuParams::default()).unwrap();
+        assert_eq!(v % grid.c, 0, "N={n} P={p}: {grid} v={v}");
+        assert!((32..=130).contains(&v), "N={n} P={p}: {grid} v={v}");
+    }
+    // Two ranks: the preferred width (the local products' efficiency matters more than the
+    // broadcast's few percent) and the grid whose rows solve L10 in place.
+    let (grid, v) = lu_plan(4096, 2, &LuParams::default()).unwrap();
+    assert_eq!((grid, v), (ConfluxGrid { px: 2, py: 1, c: 1 }, 128));
+    // A given width is kept; a given grid gets a width chosen for it.
+    let given = LuParams {
+        block: Some(24),
+        ..LuParams::default()
+    };
+    assert_eq!(lu_plan(16384, 512, &given).unwrap().1, 24);
+    let on_grid = LuParams {
+        grid: Some(ConfluxGrid {
+            px: 10,
+            py: 10,
+            c: 5,
+        }),
+        ..LuParams::default()
+    };
+    let (grid, v) = lu_plan(16384, 512, &on_grid).unwrap();
+    assert_eq!(
+        grid,
+        ConfluxGrid {
+            px: 10,
+            py: 10,
+            c: 5
+        }
+    );
+    assert_eq!(v % 5, 0);
+}
+
+#[test]
+fn a_million_ranks_get_a_plan_and_its_average() {
+    let (n, p) = (65536, 1_000_000);
+    let (grid, v) = lu_plan(n, p, &LuParams::default()).unwrap();
+    assert!(
+        grid.ranks() <= p && grid.ranks() as f64 >= 0.97 * p as f64,
+        "{grid}"
+    );
+    assert!(p * n.div_ceil(v) > EXACT_REPLAY_LIMIT);
+    let average = lu_average_words(n, p, &LuParams::default()).unwrap();
+    let two_d = (n * n) as f64 / (grid.ranks() as f64).sqrt();
+    assert!(
+        average > 0.0 && average < two_d,
+        "{grid} v={v}: {average} against {two_d}"
+    );
+}
