@@ -82,6 +82,15 @@ pub struct GemmArgs {
 }
 
 impl GemmArgs {
+    /// Bytes of one element.
+    fn elem_bytes(&self) -> f64 {
+        match self.ty {
+            ScalarType::F32 => 4.0,
+            ScalarType::F64 | ScalarType::C32 => 8.0,
+            ScalarType::C64 => 16.0,
+        }
+    }
+
     fn shape(&self) -> GemmShape {
         GemmShape::new(self.m, self.n, self.k)
     }
@@ -371,8 +380,26 @@ impl Job for GemmArgs {
         self.backend
     }
 
-    fn check(&self, p: usize) -> Result<(), String> {
-        plan(self, p).map(|_| ()).map_err(|e| e.to_string())
+    fn input_bytes(&self) -> f64 {
+        let (m, n, k) = (self.m as f64, self.n as f64, self.k as f64);
+        (m * k + k * n + m * n) * self.elem_bytes()
+    }
+
+    fn check(&self, p: usize) -> Result<(f64, String), String> {
+        let planned = plan(self, p).map_err(|e| e.to_string())?;
+        // A, B and C as given (and C₀ for the check), and each rank's working memory by the
+        // schedule's model.
+        let (m, n) = (self.m as f64, self.n as f64);
+        let extra = if self.check {
+            m * n * self.elem_bytes()
+        } else {
+            0.0
+        };
+        let working = planned.memory_words_max as f64 * p as f64 * self.elem_bytes();
+        Ok((
+            self.input_bytes() + extra + working,
+            "A, B and C, and every rank's working memory by the schedule's model".into(),
+        ))
     }
 
     fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {

@@ -16,7 +16,7 @@ use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::KernelScalar;
 use redblue::lu::{
     diagonal_pivots, lu, lu_average_words, lu_in_place, lu_lower_bound, lu_plan, lu_rank_costs,
-    two_d_words, ConfluxGrid, LuAlgorithm, LuParams, EXACT_REPLAY_LIMIT,
+    replay_is_cheap, two_d_words, ConfluxGrid, LuAlgorithm, LuParams,
 };
 use serde_json::json;
 use std::fmt::Display;
@@ -123,7 +123,7 @@ fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
         block: Some(v),
         ..params
     };
-    let exact = p.saturating_mul(n.div_ceil(v)) <= EXACT_REPLAY_LIMIT;
+    let exact = replay_is_cheap(n, p, v);
     let (model_words, model_received_max) = if exact {
         let costs =
             lu_rank_costs(n, p, &params, &diagonal_pivots(n, v), args.bytes()).map_err(text)?;
@@ -401,8 +401,31 @@ impl Job for LuArgs {
         self.backend
     }
 
-    fn check(&self, p: usize) -> Result<(), String> {
-        plan(self, p).map(|_| ())
+    fn input_bytes(&self) -> f64 {
+        let n = self.n as f64;
+        (n * n + n * self.nrhs as f64) * self.bytes() as f64
+    }
+
+    fn check(&self, p: usize) -> Result<(f64, String), String> {
+        let planned = plan(self, p)?;
+        // A and its working copy (the factors, on layer 0) and the other layers' tiles; B and
+        // X; for the check, L, U, P·A and the product's buffers.
+        let (n, c) = (self.n as f64, planned.grid.c as f64);
+        let squares = 1.0 + c + if self.check { 4.0 } else { 0.0 };
+        let bytes = (squares * n * n + 3.0 * n * self.nrhs as f64) * self.bytes() as f64;
+        Ok((
+            bytes,
+            format!(
+                "{squares} matrices of order {}: the input, {} layer(s) of tiles{}",
+                self.n,
+                planned.grid.c,
+                if self.check {
+                    ", the check's L, U and products"
+                } else {
+                    ""
+                }
+            ),
+        ))
     }
 
     fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {

@@ -15,6 +15,7 @@
 
 mod gemm;
 mod lu;
+mod memory;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use redblue::comm::{run_ranks, Communicator};
@@ -137,21 +138,30 @@ pub trait Job: Sync {
     fn ranks(&self) -> usize;
     /// `--backend`.
     fn backend(&self) -> Backend;
-    /// Checks the request on `p` ranks before starting them, so that it is reported once.
-    fn check(&self, p: usize) -> Result<(), String>;
+    /// Bytes of the inputs alone, over all ranks (known without planning): a first, instant
+    /// check that the run can fit.
+    fn input_bytes(&self) -> f64;
+    /// Checks the request on `p` ranks before starting them, so that it is reported once, and
+    /// returns what the run needs: bytes over all ranks, and of what.
+    fn check(&self, p: usize) -> Result<(f64, String), String>;
     /// The run on one rank.
     fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String>;
 }
 
-/// Runs `job` on threads-as-ranks or under MPI; rank 0's outcome.
+/// Runs `job` on threads-as-ranks or under MPI; rank 0's outcome. Nothing is allocated for a
+/// run that cannot fit in the memory available.
 fn launch(job: &impl Job) -> Result<bool, String> {
     match job.backend() {
         Backend::Threads => {
-            if job.ranks() == 0 {
+            let p = job.ranks();
+            if p == 0 {
                 return Err("--ranks must be at least 1".into());
             }
-            job.check(job.ranks())?;
-            let results = run_ranks(job.ranks(), |comm| job.run(&comm));
+            memory::check_thread_ranks(p)?;
+            memory::check_fits(job.input_bytes(), "the input matrices")?;
+            let (needed, what) = job.check(p)?;
+            memory::check_fits(needed, &what)?;
+            let results = run_ranks(p, |comm| job.run(&comm));
             results.into_iter().next().expect("at least one rank")
         }
         Backend::Mpi => launch_mpi(job),
@@ -161,7 +171,13 @@ fn launch(job: &impl Job) -> Result<bool, String> {
 #[cfg(feature = "mpi")]
 fn launch_mpi(job: &impl Job) -> Result<bool, String> {
     let universe = redblue::comm::MpiUniverse::init().map_err(|e| e.to_string())?;
-    job.run(&universe.world())
+    let world = universe.world();
+    let p = world.size() as f64;
+    let inputs = job.input_bytes() / p;
+    memory::check_fits_on_every_rank(&world, inputs, "this rank's part of the inputs")?;
+    let (needed, what) = job.check(world.size())?;
+    memory::check_fits_on_every_rank(&world, needed / p, &format!("this rank's part: {what}"))?;
+    job.run(&world)
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -287,6 +287,32 @@ fn plan_lu_at_scale_says_which_model_it_used() {
     assert!(String::from_utf8_lossy(&text.stdout).contains("on average"));
 }
 
+/// Runs the machine cannot hold are refused before anything is allocated, naming what they
+/// need and what there is; more threads-as-ranks than the backend starts, likewise.
+#[test]
+fn runs_too_large_for_the_machine_are_refused_before_allocating() {
+    for (args, expected) in [
+        (
+            &["gemm", "--m", "100000000", "--n", "100000000", "--k", "10"][..],
+            "available",
+        ),
+        (&["lu", "--n", "100000000"][..], "available"),
+        (&["lu", "--n", "100000000", "--ranks", "7", "--check"][..], "GiB"),
+        (
+            &["gemm", "--m", "10", "--n", "10", "--k", "10", "--ranks", "100000"][..],
+            "at most 1024 ranks",
+        ),
+    ] {
+        let out = redblue(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // Planning such runs allocates nothing and answers.
+    let plan = redblue(&["plan", "lu", "--n", "100000000", "--ranks", "4096"]);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+}
+
 #[test]
 fn lu_grid_and_layers_are_honoured_and_plan_matches_the_run() {
     let run = json_line(&redblue(&[

@@ -1,8 +1,9 @@
 //! Prints (as `series,x,y` lines) the words each rank receives in an LU factorisation of order
-//! `N = 8192` (tile width 128, no interchanges) against the number of ranks: COnfLUX and the
-//! 2D baseline by their exact per-rank models (the largest receive), the 2D model `N²/√P`, the
-//! COnfLUX leading term `N³/(P√M)` and the lower bound, both with the memory `M` of COnfLUX's
-//! grid. `cargo xtask plot` draws it to `book/src/img/lu-words.svg`.
+//! `N = 16384` (no interchanges) against the number of ranks, each algorithm with its default
+//! plan (grid and tile width chosen by `lu_plan`): COnfLUX and the 2D baseline by their exact
+//! per-rank models (the largest receive), the 2D model `N²/√P`, the COnfLUX leading term
+//! `N³/(P√M)` and the lower bound, both with the memory `M` of COnfLUX's grid. `cargo xtask
+//! plot` draws it to `book/src/img/lu-words.svg`.
 
 use redblue_lu::{
     conflux_leading_words, diagonal_pivots, lu_lower_bound, lu_plan, lu_rank_costs, two_d_words,
@@ -10,23 +11,27 @@ use redblue_lu::{
 };
 
 fn main() {
-    let n = 8192;
-    let v = 128;
-    let ranks: Vec<usize> = (1..=9).map(|e| 1 << e).collect();
-    let pivots = diagonal_pivots(n, v);
-    println!("# title: LU words received per rank (model), N = 8192, v = 128");
+    let n = 16384;
+    let ranks: Vec<usize> = (1..=12).map(|e| 1 << e).collect();
+    println!("# title: LU words received per rank (model), N = 16384, default plans");
     println!("series,x,y");
     for (name, algorithm) in [
         ("COnfLUX (exact)", LuAlgorithm::Conflux),
         ("2D (exact)", LuAlgorithm::TwoD),
     ] {
-        let params = LuParams {
-            algorithm,
-            block: Some(v),
-            ..LuParams::default()
-        };
         for &p in &ranks {
-            let costs = lu_rank_costs(n, p, &params, &pivots, 8).expect("a grid fits");
+            let params = LuParams {
+                algorithm,
+                ..LuParams::default()
+            };
+            let (grid, v) = lu_plan(n, p, &params).expect("a grid fits");
+            let given = LuParams {
+                grid: Some(grid),
+                block: Some(v),
+                ..params
+            };
+            let costs =
+                lu_rank_costs(n, p, &given, &diagonal_pivots(n, v), 8).expect("a grid fits");
             let most = costs.iter().map(|s| s.words_received).max().unwrap_or(0);
             println!("{name},{p},{most}");
         }

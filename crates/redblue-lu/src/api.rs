@@ -4,6 +4,7 @@
 use crate::factor::{factor, gather_moves, Pivoting};
 use crate::geometry::{Geometry, Tiles};
 use crate::grid::{choose_width, widths};
+use crate::model::estimated_words;
 use crate::moves::exchange;
 use crate::replay::{factor_costs, gather_costs, planned_words};
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
@@ -100,8 +101,15 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, us
         ));
     }
     let pivoting = pivoting_of(params.algorithm);
+    // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
+    // more) the leading order with the broadcast stands in.
+    let exact = exact_volume_is_cheap(n, p);
     let cost = |grid: ConfluxGrid, v: usize| {
-        planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
+        if exact {
+            planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
+        } else {
+            estimated_words(n as f64, grid, v as f64)
+        }
     };
     let layers = match params.algorithm {
         LuAlgorithm::TwoD if params.layers.is_some_and(|c| c != 1) => {
@@ -128,7 +136,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, us
             let (grid, v) =
                 plan_grid(n, p, params.memory, params.idle, layers, params.block, cost)?;
             match params.algorithm {
-                LuAlgorithm::Conflux if params.block.is_none() => {
+                LuAlgorithm::Conflux if params.block.is_none() && exact => {
                     (grid, narrow_to_2d(n, p, params, grid, v, cost)?)
                 }
                 _ => (grid, v),
@@ -178,7 +186,7 @@ fn narrow_to_2d(
     if cost(grid, v) <= 0.9 * baseline {
         return Ok(v);
     }
-    if p * n.div_ceil(v) > EXACT_REPLAY_LIMIT {
+    if !replay_is_cheap(n, p, v) {
         // Too large to replay rank by rank: by the averages.
         return Ok(widths(grid.c, None)
             .into_iter()
@@ -213,6 +221,14 @@ fn narrow_to_2d(
         .filter(|&w| w < v)
         .find(|&w| fits(w))
         .unwrap_or(v))
+}
+
+/// Whether weighing grids by the exact volume stays cheap for an `n × n` factorisation on `p`
+/// ranks: `⌈N/32⌉·(2√P + ∛P)` (the steps at the narrowest width times a grid's rows, columns
+/// and layers) at most `10⁷`.
+fn exact_volume_is_cheap(n: usize, p: usize) -> bool {
+    let side = (p as f64).sqrt() * 2.0 + (p as f64).cbrt();
+    n.div_ceil(32) as f64 * side <= 1e7
 }
 
 /// How each algorithm chooses its pivots.
@@ -616,9 +632,16 @@ pub fn lu_rank_costs(
     ))
 }
 
-/// Above this many (rank, step) pairs, replaying a plan rank by rank ([`lu_rank_costs`]) takes
-/// more than about a second; [`lu_average_words`] answers for any size.
+/// Above this many (rank, step) pairs plus rows, replaying a plan rank by rank
+/// ([`lu_rank_costs`]) takes more than about a second; [`lu_average_words`] answers for any
+/// size.
 pub const EXACT_REPLAY_LIMIT: usize = 50_000_000;
+
+/// Whether [`lu_rank_costs`] of an `n × n` factorisation on `p` ranks with tile width `v`
+/// stays within [`EXACT_REPLAY_LIMIT`]: `p·⌈n/v⌉ + n` (the per-step work and the pivot lists).
+pub fn replay_is_cheap(n: usize, p: usize, v: usize) -> bool {
+    p.saturating_mul(n.div_ceil(v.max(1))).saturating_add(n) <= EXACT_REPLAY_LIMIT
+}
 
 /// The words a rank of the grid sends on average (all ranks' words over the ranks used, exact)
 /// in the factorisation of an `n × n` matrix needing no interchanges on `p` ranks, with the

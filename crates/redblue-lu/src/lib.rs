@@ -3,10 +3,12 @@
 //! 2D partial-pivoting baseline on the same pipeline.
 //!
 //! [`lu`] factors a matrix in any layout; [`LuFactors`] holds the factors and the permutation
-//! and solves `A·X = B` for many right-hand sides ([`LuFactors::solve`]). The planning layer is pure: the lower bound ([`lu_lower_bound`]), the models
-//! COnfLUX is compared with ([`two_d_words`], [`candmc_words`], [`capital_words`]), the
-//! leading-order model on any grid ([`conflux_words`]), the exact per-rank counts of a run
-//! ([`lu_rank_costs`]) and the choice of the grid ([`choose_grid`]).
+//! and solves `A·X = B` for many right-hand sides ([`LuFactors::solve`]). The planning layer is
+//! pure: the lower bound ([`lu_lower_bound`]), the models COnfLUX is compared with
+//! ([`two_d_words`], [`candmc_words`], [`capital_words`]), the leading-order model on any grid
+//! ([`conflux_words`]), the exact per-rank counts of a run ([`lu_rank_costs`]) and the exact
+//! average ([`lu_average_words`]), and the choice of the grid and tile width ([`lu_plan`], on
+//! [`plan_grid`] with the exact volume as its cost; [`choose_grid`] by the leading order).
 
 mod api;
 mod error;
@@ -20,11 +22,12 @@ mod replay;
 mod solve;
 
 pub use api::{
-    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm,
-    LuFactors, LuParams, DEFAULT_BLOCK, EXACT_REPLAY_LIMIT,
+    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_plan, lu_rank_costs, replay_is_cheap,
+    LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK, EXACT_REPLAY_LIMIT,
 };
 pub use error::LuError;
 pub use grid::{choose_grid, choose_width, plan_grid, ConfluxGrid, GridError};
 pub use model::{
-    candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,
+    candmc_words, capital_words, conflux_leading_words, conflux_words, estimated_words,
+    lu_lower_bound, two_d_words,
 };

@@ -59,6 +59,13 @@ pub fn conflux_words(n: f64, grid: ConfluxGrid) -> f64 {
     n * n * ((1.0 / px + 1.0 / py) / (2.0 * c) + c / used + 1.0 / used)
 }
 
+/// [`conflux_words`] plus the broadcast of `A00` and the pivots to every rank,
+/// `N·(v + 1 + 1/v)` words per rank: the estimate that stands in for the exact volume where
+/// that would take too long to compute (orders of `10⁸` and more).
+pub fn estimated_words(n: f64, grid: ConfluxGrid, v: f64) -> f64 {
+    conflux_words(n, grid) + n * (v + 1.0 + 1.0 / v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! fewer words than 2D at scale, by the exact per-rank model.
 
 use redblue_lu::{
-    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuParams,
-    EXACT_REPLAY_LIMIT,
+    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, replay_is_cheap, ConfluxGrid,
+    LuAlgorithm, LuParams,
 };
 
 /// The default plan's grid, tile width, and exact largest words sent and received by a rank.
@@ -116,7 +116,7 @@ fn a_million_ranks_get_a_plan_and_its_average() {
         grid.ranks() <= p && grid.ranks() as f64 >= 0.97 * p as f64,
         "{grid}"
     );
-    assert!(p * n.div_ceil(v) > EXACT_REPLAY_LIMIT);
+    assert!(!replay_is_cheap(n, p, v));
     let average = lu_average_words(n, p, &LuParams::default()).unwrap();
     let two_d = (n * n) as f64 / (grid.ranks() as f64).sqrt();
     assert!(
