@@ -237,7 +237,8 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
 
 /// Step 3's broadcast of step `t`'s `A00` and pivots: from one of the panel ranks holding
 /// them (the butterfly leaves them on the first `p2` panel ranks, partial pivoting on the
-/// first; they take turns as the root) to every other rank of the grid (idle ranks take no
+/// first; they take turns as the root, one turn per round of the panel over the `Py·c`
+/// (grid column, layer) pairs, so that the root's grid row does not follow the panel's) to every other rank of the grid (idle ranks take no
 /// part), along a binomial tree whose order rotates from step to step by a stride near the
 /// golden section of its length. An interior node at position `q` sends about
 /// `log₂(L/q)` copies, so a fixed order would make the same ranks send `log₂ L` copies every
@@ -256,7 +257,7 @@ pub(crate) fn broadcast_members(g: &Geometry, pivoting: Pivoting, t: usize) -> V
         .collect();
     let shift = (t * rotation_stride(others.len())) % others.len().max(1);
     let mut members = Vec::with_capacity(others.len() + 1);
-    members.push(base + t % holders);
+    members.push(base + (t / (g.py * g.c)) % holders);
     members.extend_from_slice(&others[shift..]);
     members.extend_from_slice(&others[..shift]);
     members

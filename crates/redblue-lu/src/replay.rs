@@ -322,7 +322,7 @@ fn broadcast_costs(
         Pivoting::Partial => 1,
     };
     let base = g.rank(0, y0, z0);
-    let root = base + t % holders;
+    let root = base + (t / (g.py * g.c)) % holders;
     let others = g.ranks() - holders;
     let shift = (t * crate::factor::rotation_stride(others)) % others.max(1);
     let position = |r: usize| -> Option<usize> {
