@@ -297,9 +297,14 @@ fn runs_too_large_for_the_machine_are_refused_before_allocating() {
             "available",
         ),
         (&["lu", "--n", "100000000"][..], "available"),
-        (&["lu", "--n", "100000000", "--ranks", "7", "--check"][..], "GiB"),
         (
-            &["gemm", "--m", "10", "--n", "10", "--k", "10", "--ranks", "100000"][..],
+            &["lu", "--n", "100000000", "--ranks", "7", "--check"][..],
+            "GiB",
+        ),
+        (
+            &[
+                "gemm", "--m", "10", "--n", "10", "--k", "10", "--ranks", "100000",
+            ][..],
             "at most 1024 ranks",
         ),
     ] {
@@ -310,7 +315,11 @@ fn runs_too_large_for_the_machine_are_refused_before_allocating() {
     }
     // Planning such runs allocates nothing and answers.
     let plan = redblue(&["plan", "lu", "--n", "100000000", "--ranks", "4096"]);
-    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
 }
 
 #[test]

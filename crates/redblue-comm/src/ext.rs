@@ -3,8 +3,38 @@
 use crate::{CommError, Communicator};
 use redblue_core::{Datum, ReduceOp};
 
+/// The tag of [`CommunicatorExt::tree_broadcast`]'s messages.
+pub const TREE_TAG: u32 = 0x7472_6565;
+
 /// Derived operations, available on every [`Communicator`].
 pub trait CommunicatorExt: Communicator {
+    /// Sends `buf` from `members[0]` to the other ranks of `members` along a binomial tree:
+    /// in round `d = 1, 2, 4, …` every member at position `q < d` sends to position `q + d`.
+    /// The root sends `⌈log₂ |members|⌉` copies and every other member receives one, where a
+    /// linear broadcast would have the root send them all; [`crate::volume::tree_sends`] is
+    /// how many a position sends. Ranks outside `members` do nothing. Point-to-point messages
+    /// with the tag [`TREE_TAG`].
+    ///
+    /// # Collective
+    /// Over `members` (every member passes the same list).
+    /// # Errors
+    /// A communication failure.
+    fn tree_broadcast<T: Datum>(&self, buf: &mut [T], members: &[usize]) -> Result<(), CommError> {
+        let Some(q) = members.iter().position(|&r| r == self.rank()) else {
+            return Ok(());
+        };
+        let mut d = 1;
+        while d < members.len() {
+            if q < d && q + d < members.len() {
+                self.send(buf, members[q + d], TREE_TAG)?;
+            } else if (d..2 * d).contains(&q) {
+                self.recv(buf, members[q - d], TREE_TAG)?;
+            }
+            d *= 2;
+        }
+        Ok(())
+    }
+
     /// `op` over every rank's single value, returned on every rank.
     ///
     /// # Collective

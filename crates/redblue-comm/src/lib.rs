@@ -30,7 +30,7 @@ mod validate;
 pub mod volume;
 
 pub use error::CommError;
-pub use ext::CommunicatorExt;
+pub use ext::{CommunicatorExt, TREE_TAG};
 pub use grid::{Grid2d, Grid3d, GridOrder, GridShape2d, GridShape3d};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiComm, MpiUniverse};

@@ -164,6 +164,152 @@ pub fn reduce_scatter(rank: usize, counts: &[usize]) -> Transfers {
     }
 }
 
+/// How many copies position `q` of a binomial tree of `len` members sends
+/// ([`crate::CommunicatorExt::tree_broadcast`]): one to `q + d` for every power of two
+/// `d > q` with `q + d < len`. Every position but the root (0) receives one.
+pub fn tree_sends(q: usize, len: usize) -> usize {
+    let mut sends = 0;
+    let mut d = 1;
+    while d < len {
+        if q < d && q + d < len {
+            sends += 1;
+        }
+        d *= 2;
+    }
+    sends
+}
+
+/// Transfers of a [`crate::CommunicatorExt::tree_broadcast`] of `n` elements over `members`,
+/// on `rank` (point-to-point: a message even when empty).
+pub fn tree_broadcast(rank: usize, members: &[usize], n: usize) -> Vec<Transfers> {
+    let Some(q) = members.iter().position(|&r| r == rank) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut d = 1;
+    while d < members.len() {
+        if q < d && q + d < members.len() {
+            out.push(point_to_point(Some((members[q + d], n)), None));
+        } else if (d..2 * d).contains(&q) {
+            out.push(point_to_point(None, Some((members[q - d], n))));
+        }
+        d *= 2;
+    }
+    out
+}
+
+/// Every rank's counters added up group by group, for exchanges whose moves form outer
+/// products: in a group, every sender `(s, a)` sends every receiver `(d, b)` other than itself
+/// a block of `a·b` elements (its rows × their columns, or the reverse) — one message per
+/// non-empty block, as [`all_to_all_v`] counts it. A rank's words and messages in a group follow
+/// from the sums and the counts of the sizes, so a group costs `O(|senders| + |receivers|)`
+/// where listing its moves costs their product. Ranks in one group's list must be distinct,
+/// and two groups of one exchange must not share a (sender, receiver) pair.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    /// Every rank's counters so far.
+    pub stats: Vec<CommStats>,
+    /// Scratch, indexed by rank: a size while a group is counted.
+    size_at: Vec<usize>,
+}
+
+impl Tally {
+    /// Zero counters for `p` ranks.
+    pub fn new(p: usize) -> Self {
+        Tally {
+            stats: vec![CommStats::default(); p],
+            size_at: vec![0; p],
+        }
+    }
+
+    /// `rank` sends `words` elements of `bytes` bytes in `messages` messages.
+    pub fn send(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
+        let s = &mut self.stats[rank];
+        s.words_sent += words as u64;
+        s.bytes_sent += (words * bytes) as u64;
+        s.messages_sent += messages as u64;
+    }
+
+    /// `rank` receives `words` elements of `bytes` bytes in `messages` messages.
+    pub fn receive(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
+        let s = &mut self.stats[rank];
+        s.words_received += words as u64;
+        s.bytes_received += (words * bytes) as u64;
+        s.messages_received += messages as u64;
+    }
+
+    /// One group: every `(s, a)` of `senders` sends `a·b` elements of `bytes` bytes to every
+    /// `(d, b)` of `receivers` other than itself.
+    pub fn product(
+        &mut self,
+        senders: &[(usize, usize)],
+        receivers: &[(usize, usize)],
+        bytes: usize,
+    ) {
+        let total = |list: &[(usize, usize)]| list.iter().map(|&(_, n)| n).sum::<usize>();
+        let nonzero = |list: &[(usize, usize)]| list.iter().filter(|&&(_, n)| n > 0).count();
+        let (sum_b, count_b) = (total(receivers), nonzero(receivers));
+        let (sum_a, count_a) = (total(senders), nonzero(senders));
+        for &(d, b) in receivers {
+            self.size_at[d] = b;
+        }
+        for &(s, a) in senders {
+            let own = self.size_at[s];
+            if a > 0 {
+                self.send(s, a * (sum_b - own), count_b - usize::from(own > 0), bytes);
+            }
+        }
+        for &(d, _) in receivers {
+            self.size_at[d] = 0;
+        }
+        for &(s, a) in senders {
+            self.size_at[s] = a;
+        }
+        for &(d, b) in receivers {
+            let own = self.size_at[d];
+            if b > 0 {
+                self.receive(d, b * (sum_a - own), count_a - usize::from(own > 0), bytes);
+            }
+        }
+        for &(s, _) in senders {
+            self.size_at[s] = 0;
+        }
+    }
+
+    /// [`all_reduce`] of `n` elements of `bytes` bytes over all ranks, in closed form.
+    pub fn all_reduce(&mut self, n: usize, bytes: usize) {
+        let p = self.stats.len();
+        let piece = |r: usize| n / p + usize::from(r < n % p);
+        let pieces = if n >= p { p } else { n };
+        for r in 0..p {
+            let mine = piece(r);
+            let words = n - mine + mine * (p - 1);
+            let messages = pieces - usize::from(mine > 0) + if mine > 0 { p - 1 } else { 0 };
+            self.send(r, words, messages, bytes);
+            self.receive(r, words, messages, bytes);
+        }
+    }
+
+    /// A [`crate::CommunicatorExt::tree_broadcast`] of `n` elements of `bytes` bytes over a tree
+    /// of `len` members, `position(rank)` giving each member's position (`None` off the tree).
+    pub fn tree(
+        &mut self,
+        len: usize,
+        position: impl Fn(usize) -> Option<usize>,
+        n: usize,
+        bytes: usize,
+    ) {
+        for r in 0..self.stats.len() {
+            let Some(q) = position(r) else { continue };
+            let sends = tree_sends(q, len);
+            self.send(r, sends * n, sends, bytes);
+            if q > 0 {
+                self.receive(r, n, 1, bytes);
+            }
+        }
+    }
+}
+
 /// Transfers of `all_to_all_v`.
 pub fn all_to_all_v(send_counts: &[usize], recv_counts: &[usize]) -> Transfers {
     Transfers {
@@ -197,6 +343,49 @@ mod tests {
             assert_eq!(s.words_sent, 2 * 12 * 3 / 4);
             assert_eq!(s.words_received, s.words_sent);
             assert_eq!(s.messages_sent, 6);
+        }
+    }
+
+    #[test]
+    fn the_tally_counts_what_the_transfers_count() {
+        // A product group with a rank on both sides, a zero size, and a tree and an all-reduce.
+        let p = 6;
+        let senders = [(0, 3), (2, 0), (4, 5)];
+        let receivers = [(4, 2), (1, 7), (5, 0), (0, 1)];
+        let mut tally = Tally::new(p);
+        tally.product(&senders, &receivers, 8);
+        let members = [3, 1, 5, 0, 2];
+        tally.tree(
+            members.len(),
+            |r| members.iter().position(|&m| m == r),
+            4,
+            16,
+        );
+        tally.all_reduce(3, 8);
+        for r in 0..p {
+            let sends: Vec<(usize, usize)> = senders
+                .iter()
+                .filter(|&&(s, _)| s == r)
+                .flat_map(|&(_, a)| receivers.iter().map(move |&(d, b)| (d, a * b)))
+                .collect();
+            let recvs: Vec<(usize, usize)> = receivers
+                .iter()
+                .filter(|&&(d, _)| d == r)
+                .flat_map(|&(_, b)| senders.iter().map(move |&(s, a)| (s, a * b)))
+                .collect();
+            let mut expected = all_to_all_v(&[], &[]).stats(r, 8);
+            expected = expected
+                + Transfers {
+                    sends,
+                    recvs,
+                    point_to_point: false,
+                }
+                .stats(r, 8);
+            for tr in tree_broadcast(r, &members, 4) {
+                expected = expected + tr.stats(r, 16);
+            }
+            expected = expected + all_reduce(r, p, 3).stats(r, 8);
+            assert_eq!(tally.stats[r], expected, "rank {r}");
         }
     }
 

@@ -1,7 +1,9 @@
 //! Distributed matrices: [`Layout`]s (pure index maths), the [`DistMatrix`] trait with its owned
-//! implementation, and [`transform`], which moves a matrix between any two layouts.
+//! implementation, [`transform`], which moves a matrix between any two layouts, and the
+//! [`exchange`] engine, which moves the pieces an algorithm's steps plan.
 
 mod error;
+pub mod exchange;
 pub mod layout;
 mod matrix;
 mod transform;

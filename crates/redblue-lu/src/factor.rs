@@ -26,13 +26,13 @@
 //! without data.
 
 use crate::geometry::{mark_positions, part, Geometry, Tiles};
-use crate::moves::{exchange, exchange_cols_into, tree_broadcast, Move};
 use crate::pivot::{butterfly_size, partial, tournament, Chosen};
 use crate::LuError;
 use redblue_comm::{Communicator, CommunicatorExt};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Op;
 use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
+use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 
 /// Panels whose update right of the next panel is done at once on grids with one-rank grid
@@ -468,8 +468,8 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
             a00 = ch.a00;
         }
         let members = broadcast_members(g, pivoting, t);
-        tree_broadcast(comm, &mut meta, &members)?;
-        tree_broadcast(comm, &mut a00, &members)?;
+        comm.tree_broadcast(&mut meta, &members)?;
+        comm.tree_broadcast(&mut a00, &members)?;
         if meta[0] > 0 {
             recycle(a00);
             return Ok(Steps {

@@ -16,7 +16,6 @@ mod factor;
 mod geometry;
 mod grid;
 mod model;
-mod moves;
 mod pivot;
 mod replay;
 mod solve;

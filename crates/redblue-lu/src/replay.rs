@@ -6,123 +6,13 @@
 //! spreads. A rank's words and messages in a group follow from the sums and the counts of the
 //! sizes, so a step costs `O(P + v)` to replay where listing its moves costs `O(P·moves)`; the
 //! tests hold this replay equal to the one over the move lists that the factorisation runs.
+//! The counting itself is [`Tally`]'s.
 
 use crate::factor::Pivoting;
 use crate::geometry::{part, Geometry};
 use crate::pivot::{butterfly_size, held_table};
+use redblue_comm::volume::Tally;
 use redblue_comm::CommStats;
-
-/// Every rank's counters, added to group by group.
-pub(crate) struct Tally {
-    pub stats: Vec<CommStats>,
-    /// Scratch, indexed by rank: a receiver's size while a group is counted.
-    size_at: Vec<usize>,
-}
-
-impl Tally {
-    pub(crate) fn new(p: usize) -> Self {
-        Tally {
-            stats: vec![CommStats::default(); p],
-            size_at: vec![0; p],
-        }
-    }
-
-    fn send(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
-        let s = &mut self.stats[rank];
-        s.words_sent += words as u64;
-        s.bytes_sent += (words * bytes) as u64;
-        s.messages_sent += messages as u64;
-    }
-
-    fn receive(&mut self, rank: usize, words: usize, messages: usize, bytes: usize) {
-        let s = &mut self.stats[rank];
-        s.words_received += words as u64;
-        s.bytes_received += (words * bytes) as u64;
-        s.messages_received += messages as u64;
-    }
-
-    /// One group of an exchange: every `(s, a)` of `senders` sends `a·b` elements to every
-    /// `(d, b)` of `receivers` other than itself (ranks distinct within each list). One
-    /// message per non-empty block.
-    pub(crate) fn product(
-        &mut self,
-        senders: &[(usize, usize)],
-        receivers: &[(usize, usize)],
-        bytes: usize,
-    ) {
-        let total = |list: &[(usize, usize)]| list.iter().map(|&(_, n)| n).sum::<usize>();
-        let nonzero = |list: &[(usize, usize)]| list.iter().filter(|&&(_, n)| n > 0).count();
-        let (sum_b, count_b) = (total(receivers), nonzero(receivers));
-        let (sum_a, count_a) = (total(senders), nonzero(senders));
-        for &(d, b) in receivers {
-            self.size_at[d] = b;
-        }
-        for &(s, a) in senders {
-            let own = self.size_at[s];
-            if a > 0 {
-                self.send(s, a * (sum_b - own), count_b - usize::from(own > 0), bytes);
-            }
-        }
-        for &(d, _) in receivers {
-            self.size_at[d] = 0;
-        }
-        for &(s, a) in senders {
-            self.size_at[s] = a;
-        }
-        for &(d, b) in receivers {
-            let own = self.size_at[d];
-            if b > 0 {
-                self.receive(d, b * (sum_a - own), count_a - usize::from(own > 0), bytes);
-            }
-        }
-        for &(s, _) in senders {
-            self.size_at[s] = 0;
-        }
-    }
-
-    /// `all_reduce` of `n` elements over `p` ranks (reduce-scatter and all-gather of the
-    /// pieces `even_split(n, p)`), in closed form.
-    pub(crate) fn all_reduce(&mut self, n: usize, bytes: usize) {
-        let p = self.stats.len();
-        let piece = |r: usize| n / p + usize::from(r < n % p);
-        let pieces = if n >= p { p } else { n };
-        for r in 0..p {
-            let mine = piece(r);
-            let words = n - mine + mine * (p - 1);
-            let messages = pieces - usize::from(mine > 0) + if mine > 0 { p - 1 } else { 0 };
-            self.send(r, words, messages, bytes);
-            self.receive(r, words, messages, bytes);
-        }
-    }
-
-    /// A binomial-tree broadcast of `n` elements over the members at tree positions
-    /// `position(rank)` (`None` for non-members) of a tree of `len` members: position `q` sends
-    /// to `q + d` for every power of two `d > q` with `q + d < len`, and receives once.
-    pub(crate) fn tree(
-        &mut self,
-        len: usize,
-        position: impl Fn(usize) -> Option<usize>,
-        n: usize,
-        bytes: usize,
-    ) {
-        for r in 0..self.stats.len() {
-            let Some(q) = position(r) else { continue };
-            let mut sends = 0;
-            let mut d = 1;
-            while d < len {
-                if q < d && q + d < len {
-                    sends += 1;
-                }
-                d *= 2;
-            }
-            // Point-to-point: a message even when empty.
-            self.send(r, sends * n, sends, bytes);
-            if q > 0 {
-                self.receive(r, n, 1, bytes);
-            }
-        }
-    }
-}
 
 /// Counts of a step, per grid row or column.
 struct StepSizes {
@@ -485,10 +375,11 @@ mod tests {
         broadcast_members, gather_moves, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
         u01_reduce_moves, u01_spread_moves,
     };
-    use crate::moves::{tree_transfers, Move};
     use crate::pivot::{partial_transfers, tournament_transfers};
     use crate::ConfluxGrid;
+    use redblue_comm::volume::tree_broadcast as tree_transfers;
     use redblue_comm::volume::{self, Transfers};
+    use redblue_dist::exchange::Move;
 
     /// Every rank's counters for [`crate::factor::factor`] on `p` ranks with the given pivots (one list per
     /// step), element size `bytes`, replayed over the move lists the steps run: the moves of every

@@ -25,10 +25,10 @@
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{mark_positions, Geometry, Tiles};
-use crate::moves::{exchange, Move};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::{Diag, Op, Side, Uplo};
+use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 

@@ -1,84 +1,39 @@
-//! [`Move`]: a set of rows × a set of columns going from one rank to another. Every rank builds
-//! the same list of moves from global facts (the grid, the active rows, the pivots), so counts
-//! agree without asking; [`exchange`] runs a list as one `all_to_all_v`, and
-//! [`Move::transfers`] gives what that call counts, for the cost model. [`tree_broadcast`]
-//! sends one buffer to every rank along a binomial tree ([`tree_transfers`] for the model).
+//! The exchange engine: a list of [`Move`]s — a set of rows × a set of columns of some matrix,
+//! from one rank to another — run as one `all_to_all_v` ([`exchange`]). Every rank builds the
+//! same list from facts all ranks have (a plan), so the counts agree without asking, and
+//! [`Move::transfers`] gives what the exchange counts, for cost models. [`crate::transform`]
+//! moves whole matrices between layouts; this moves the arbitrary pieces an algorithm's steps
+//! plan (panels to their 1D owners, partial sums over layers, factors to where they are used).
 
 use redblue_comm::volume::{self, Transfers};
-use redblue_comm::{CommError, Communicator, Datum};
+use redblue_comm::{CommError, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Scalar;
-
-/// Tag of [`tree_broadcast`]'s messages.
-const TAG_TREE: u32 = 0x4c55_0001;
-
-/// Sends `buf` from `members[0]` to the other ranks of `members` along a binomial tree: in
-/// round `d = 1, 2, 4, …` every member at position `q < d` sends to position `q + d`. The
-/// root sends `⌈log₂ |members|⌉` copies, every other member receives one, where a linear
-/// broadcast would have the root send them all. Ranks outside `members` do nothing.
-///
-/// # Collective
-/// Over `members` (every rank passes the same list).
-/// # Errors
-/// A communication failure.
-pub(crate) fn tree_broadcast<T: Datum, C: Communicator>(
-    comm: &C,
-    buf: &mut [T],
-    members: &[usize],
-) -> Result<(), CommError> {
-    let Some(q) = members.iter().position(|&r| r == comm.rank()) else {
-        return Ok(());
-    };
-    let mut d = 1;
-    while d < members.len() {
-        if q < d && q + d < members.len() {
-            comm.send(buf, members[q + d], TAG_TREE)?;
-        } else if (d..2 * d).contains(&q) {
-            comm.recv(buf, members[q - d], TAG_TREE)?;
-        }
-        d *= 2;
-    }
-    Ok(())
-}
-
-/// What [`tree_broadcast`] of `n` elements over `members` counts on `rank`.
-#[cfg(test)]
-pub(crate) fn tree_transfers(rank: usize, members: &[usize], n: usize) -> Vec<Transfers> {
-    let Some(q) = members.iter().position(|&r| r == rank) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut d = 1;
-    while d < members.len() {
-        if q < d && q + d < members.len() {
-            out.push(volume::point_to_point(Some((members[q + d], n)), None));
-        } else if (d..2 * d).contains(&q) {
-            out.push(volume::point_to_point(None, Some((members[q - d], n))));
-        }
-        d *= 2;
-    }
-    out
-}
 
 /// Rows × columns (global indices) of some matrix moving from rank `from` to rank `to`,
 /// column-major in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Move {
+pub struct Move {
+    /// The sending rank.
     pub from: usize,
+    /// The receiving rank.
     pub to: usize,
+    /// Global rows, in the order the elements travel.
     pub rows: Vec<usize>,
+    /// Global columns, in the order the elements travel.
     pub cols: Vec<usize>,
 }
 
 impl Move {
-    pub(crate) fn words(&self) -> usize {
+    /// Elements moved: rows × columns.
+    pub fn words(&self) -> usize {
         self.rows.len() * self.cols.len()
     }
 
     /// What [`exchange`] of `moves` counts on every rank (of `p`): one pass over the moves,
     /// the words summed per peer (the same counts as the exchange's `all_to_all_v`, without
     /// its zero entries, which count nothing).
-    pub(crate) fn transfers(moves: &[Move], p: usize) -> Vec<Transfers> {
+    pub fn transfers(moves: &[Move], p: usize) -> Vec<Transfers> {
         let mut sends: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
         let mut recvs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
         for m in moves {
@@ -116,7 +71,7 @@ impl Move {
 /// # Collective
 /// # Errors
 /// A communication failure.
-pub(crate) fn exchange<'m, T: Scalar, C: Communicator>(
+pub fn exchange<'m, T: Scalar, C: Communicator>(
     comm: &C,
     moves: &'m [Move],
     read: impl Fn(usize, usize) -> T,
@@ -135,7 +90,7 @@ pub(crate) fn exchange<'m, T: Scalar, C: Communicator>(
 /// # Collective
 /// # Errors
 /// A communication failure.
-pub(crate) fn exchange_cols<'m, T: Scalar, C: Communicator>(
+pub fn exchange_cols<'m, T: Scalar, C: Communicator>(
     comm: &C,
     moves: &'m [Move],
     read: impl Fn(usize, &[usize], &mut [T]),
@@ -189,7 +144,7 @@ pub(crate) fn exchange_cols<'m, T: Scalar, C: Communicator>(
 /// # Collective
 /// # Errors
 /// A communication failure.
-pub(crate) fn exchange_cols_into<T: Scalar, C: Communicator>(
+pub fn exchange_cols_into<T: Scalar, C: Communicator>(
     comm: &C,
     moves: &[Move],
     read: impl Fn(usize, &[usize], &mut [T]),
@@ -230,7 +185,7 @@ fn pack<T>(m: &Move, read: &impl Fn(usize, &[usize], &mut [T]), out: &mut [T]) -
 type WriteCols<'w, T> = dyn FnMut(usize, &[usize], &[T]) + 'w;
 
 /// What [`exchange`] brought this rank: from other ranks in `recv`, from itself in `local`.
-pub(crate) struct Received<'m, T> {
+pub struct Received<'m, T> {
     me: usize,
     p: usize,
     moves: &'m [Move],
@@ -240,7 +195,7 @@ pub(crate) struct Received<'m, T> {
 
 impl<T: Copy + 'static> Received<'_, T> {
     /// Hands every incoming element to `write(row, col, value)`.
-    pub(crate) fn apply(self, mut write: impl FnMut(usize, usize, T)) {
+    pub fn apply(self, mut write: impl FnMut(usize, usize, T)) {
         self.apply_cols(|j, rows, vals| {
             for (&i, &v) in rows.iter().zip(vals) {
                 write(i, j, v);
@@ -249,7 +204,7 @@ impl<T: Copy + 'static> Received<'_, T> {
     }
 
     /// Hands the incoming elements a column of a move at a time to `write(col, rows, values)`.
-    pub(crate) fn apply_cols(self, mut write: impl FnMut(usize, &[usize], &[T])) {
+    pub fn apply_cols(self, mut write: impl FnMut(usize, &[usize], &[T])) {
         self.apply_cols_around(usize::MAX, &mut write, |_| {});
     }
 
