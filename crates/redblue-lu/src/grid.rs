@@ -157,7 +157,7 @@ fn tie_key(g: ConfluxGrid) -> (usize, usize, usize, usize) {
 }
 
 /// The grid of least `cost`, costs within the relative `tie` of each other counting as equal
-/// (then [`tie_key`] decides).
+/// (then `tie_key` decides).
 fn least(
     grids: &[ConfluxGrid],
     tie: f64,
@@ -241,14 +241,12 @@ pub(crate) fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
 /// v)` (words per used rank, say) finds best, within the constraints of [`choose_grid`]
 /// (`layers` fixes `c`; `block` fixes `v`, and `c ≤ v`).
 ///
-/// The [`SHORTLIST`] grids best by the leading-order model (with the broadcast of `A00`) are
-/// weighed by `cost` at their narrowest width ([`WIDTHS`], as multiples of `c`), in order while
-/// a work budget lasts; the grid of least cost wins (costs within [`GRID_TIE`] tie). Its width
-/// is then
-/// the preferred [`PREFERRED_WIDTH`] (rounded up to a multiple of `c`) if it costs at most
-/// [`PREFERRED_SLACK`] more than the least, else the widest whose cost is within
-/// [`WIDTH_SLACK`] of the least: wide tiles keep the local products efficient, narrow ones
-/// broadcast less (`A00` is `v²` words per step to every rank).
+/// The 24 grids best by the leading-order model (with the broadcast of `A00`) are weighed by
+/// `cost` at their narrowest width, in order while a work budget of about 0.1 s lasts (at
+/// least four); the grid of least cost wins, costs within 1.5 % tying (then more ranks, fewer
+/// layers, the squarer layer, more grid rows). Its width is then [`choose_width`]'s: wide tiles
+/// keep the local products efficient, narrow ones broadcast less (`A00` is `v²` words per step
+/// to every rank).
 ///
 /// # Errors
 /// As [`choose_grid`].
@@ -306,10 +304,9 @@ const MIN_WEIGHED: usize = 4;
 /// about 0.1 s.
 const WEIGH_BUDGET: usize = 20_000_000;
 
-/// The tile width on a grid of `c` layers (`block` when given): the preferred
-/// [`PREFERRED_WIDTH`] (rounded up to a multiple of `c`) if `cost` finds it at most
-/// [`PREFERRED_SLACK`] above the least over [`WIDTHS`], else the widest within
-/// [`WIDTH_SLACK`] of the least.
+/// The tile width on a grid of `c` layers (`block` when given), among the multiples of `c`
+/// nearest 32, 40, 48, 64, 80, 96 and 128: the preferred 128 (rounded up to a multiple of `c`)
+/// if `cost` finds it at most 10 % above the least, else the widest within 5 % of the least.
 pub fn choose_width(c: usize, block: Option<usize>, cost: impl Fn(usize) -> f64) -> usize {
     let costs: Vec<(usize, f64)> = widths(c.max(1), block)
         .into_iter()
