@@ -16,7 +16,7 @@ use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::KernelScalar;
 use redblue::lu::{
     diagonal_pivots, lu, lu_average_words, lu_in_place, lu_lower_bound, lu_plan, lu_rank_costs,
-    replay_is_cheap, two_d_words, ConfluxGrid, LuAlgorithm, LuParams,
+    replay_is_cheap, two_d_words, LuAlgorithm, LuParams, TileGrid,
 };
 use serde_json::json;
 use std::fmt::Display;
@@ -49,7 +49,7 @@ pub struct LuArgs {
     layers: Option<usize>,
     /// The whole grid, PXxPYxC (overrides --layers).
     #[arg(long)]
-    grid: Option<ConfluxGrid>,
+    grid: Option<TileGrid>,
     /// Words (matrix elements) each rank may hold, for the choice of the grid.
     #[arg(long)]
     memory: Option<u64>,
@@ -100,7 +100,7 @@ impl LuArgs {
 
 /// What `plan lu` prints and `lu` reports besides measurements.
 struct Planned {
-    grid: ConfluxGrid,
+    grid: TileGrid,
     block: usize,
     /// Largest words sent / received by a rank, by the exact model with no interchanges (or
     /// the average over the ranks when the replay would take too long: `exact` false).
@@ -154,7 +154,7 @@ fn text(e: impl Display) -> String {
 }
 
 /// The factorisation's own layout: layer 0's `v × v` tiles.
-fn native_layout(n: usize, v: usize, grid: ConfluxGrid) -> Result<BlockCyclic, String> {
+fn native_layout(n: usize, v: usize, grid: TileGrid) -> Result<BlockCyclic, String> {
     Ok(BlockCyclic::new(n, n, v, v, grid.px, grid.py)
         .map_err(text)?
         .with_order(GridOrder::ColMajor))

@@ -2,18 +2,18 @@
 //! [`LuFactors`].
 
 use crate::factor::{factor, gather_moves, Pivoting};
-use crate::geometry::{Geometry, Tiles};
-use crate::grid::{choose_width, widths};
-use crate::model::estimated_words;
 use crate::replay::{factor_costs, gather_costs, planned_words};
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
-use crate::{plan_grid, ConfluxGrid, LuError};
+use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
 use redblue_dist::exchange::exchange;
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
+use redblue_pipeline::{
+    choose_width, estimated_words, plan_grid, widths, Geometry, TileGrid, Tiles,
+};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -50,7 +50,7 @@ impl std::str::FromStr for LuAlgorithm {
 
 /// The preferred tile width `v`: [`lu_plan`] takes it (as a multiple of `c`) unless it moves
 /// noticeably more words than a narrower one.
-pub const DEFAULT_BLOCK: usize = 128;
+pub const DEFAULT_BLOCK: usize = redblue_pipeline::PREFERRED_WIDTH;
 
 /// How to factor: the algorithm, and optionally the grid, the tile width, the memory per rank
 /// and the idle fraction allowed when choosing the grid.
@@ -59,7 +59,7 @@ pub struct LuParams {
     /// COnfLUX or 2D.
     pub algorithm: LuAlgorithm,
     /// The grid; chosen from `N`, `P` and the memory when `None` (2D: `c = 1`).
-    pub grid: Option<ConfluxGrid>,
+    pub grid: Option<TileGrid>,
     /// The number of layers `c` when the grid is chosen (the layer grid is then the best 2D
     /// grid on `⌊P/c⌋` ranks); chosen with the grid when `None`.
     pub layers: Option<usize>,
@@ -94,7 +94,7 @@ impl Default for LuParams {
 /// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
 /// than `p` or with more layers than the tile width (or more than one, for 2D);
 /// [`LuError::Grid`] when no grid fits.
-pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, usize), LuError> {
+pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize), LuError> {
     if params.block == Some(0) {
         return Err(LuError::InvalidParams(
             "the tile width must be positive".into(),
@@ -104,7 +104,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(ConfluxGrid, us
     // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
     // more) the leading order with the broadcast stands in.
     let exact = exact_volume_is_cheap(n, p);
-    let cost = |grid: ConfluxGrid, v: usize| {
+    let cost = |grid: TileGrid, v: usize| {
         if exact {
             planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
         } else {
@@ -169,9 +169,9 @@ fn narrow_to_2d(
     n: usize,
     p: usize,
     params: &LuParams,
-    grid: ConfluxGrid,
+    grid: TileGrid,
     v: usize,
-    cost: impl Fn(ConfluxGrid, usize) -> f64,
+    cost: impl Fn(TileGrid, usize) -> f64,
 ) -> Result<usize, LuError> {
     let two_d = LuParams {
         algorithm: LuAlgorithm::TwoD,
@@ -195,7 +195,7 @@ fn narrow_to_2d(
             .find(|&w| cost(grid, w) <= baseline)
             .unwrap_or(v));
     }
-    let maxima = |g: ConfluxGrid, v: usize, pivoting| {
+    let maxima = |g: TileGrid, v: usize, pivoting| {
         let stats = factor_costs(
             &Geometry::new(n, v, g),
             p,
@@ -442,8 +442,8 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     }
 
     /// The grid used.
-    pub fn grid(&self) -> ConfluxGrid {
-        ConfluxGrid {
+    pub fn grid(&self) -> TileGrid {
+        TileGrid {
             px: self.geom.px,
             py: self.geom.py,
             c: self.geom.c,

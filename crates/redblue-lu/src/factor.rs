@@ -25,7 +25,6 @@
 //! Every communication is planned from global facts, so [`crate::replay::factor_costs`] replays it
 //! without data.
 
-use crate::geometry::{mark_positions, part, Geometry, Tiles};
 use crate::pivot::{butterfly_size, partial, tournament, Chosen};
 use crate::LuError;
 use redblue_comm::{Communicator, CommunicatorExt};
@@ -34,6 +33,11 @@ use redblue_core::Op;
 use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
 use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+use redblue_pipeline::steps::{
+    broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, layer_share,
+    panel_reduce_moves,
+};
+use redblue_pipeline::{mark_positions, part, Geometry, Tiles};
 
 /// Panels whose update right of the next panel is done at once on grids with one-rank grid
 /// rows (`k = DEFER_DEPTH·v` for the trailing block).
@@ -79,54 +83,12 @@ pub(crate) struct Factored<T: Scalar> {
     pub max_u: f64,
 }
 
-/// Step 1: the layers' partial sums of the panel rows `active × J` to layer `t mod c`.
-pub(crate) fn panel_reduce_moves(g: &Geometry, t: usize, active: &[usize]) -> Vec<Move> {
-    let (y0, z0) = g.panel_owner(t);
-    let cols: Vec<usize> = g.panel(t).collect();
-    let mut out = Vec::new();
-    for x in 0..g.px {
-        let rows = g.rows_of(active, x);
-        if rows.is_empty() {
-            continue;
-        }
-        for z in (0..g.c).filter(|&z| z != z0) {
-            out.push(Move {
-                from: g.rank(x, y0, z),
-                to: g.rank(x, y0, z0),
-                rows: rows.clone(),
-                cols: cols.clone(),
-            });
-        }
-    }
-    out
-}
-
-/// The 1D piece of `L10` rank `(x, y, z)` solves: part `y + Py·z` of grid row `x`'s rows of
-/// `rest`, cut in `Py·c` parts.
-pub(crate) fn l10_piece(g: &Geometry, rest: &[usize], x: usize, q: usize) -> Vec<usize> {
-    let rows = g.rows_of(rest, x);
-    rows[part(rows.len(), g.py * g.c, q)].to_vec()
-}
-
 /// The 1D piece of `U01` rank `(x, y, z)` solves: part `x + Px·z` of grid column `y`'s columns
 /// right of the panel, cut in `Px·c` parts.
 pub(crate) fn u01_piece(g: &Geometry, t: usize, y: usize, q: usize) -> Vec<usize> {
     let start = g.panel(t).end;
     let cols: Vec<usize> = (start..g.n).filter(|&j| g.col_py(j) == y).collect();
     cols[part(cols.len(), g.px * g.c, q)].to_vec()
-}
-
-/// Calls `f(x, holder, rows)` for every nonempty 1D piece of `L10` (grid row `x`, piece
-/// holder rank `(x, q mod Py, ⌊q/Py⌋)`).
-fn each_l10_piece(g: &Geometry, rest: &[usize], mut f: impl FnMut(usize, usize, Vec<usize>)) {
-    for x in 0..g.px {
-        for q in 0..g.py * g.c {
-            let rows = l10_piece(g, rest, x, q);
-            if !rows.is_empty() {
-                f(x, g.rank(x, q % g.py, q / g.py), rows);
-            }
-        }
-    }
 }
 
 /// Calls `f(y, holder, cols)` for every nonempty 1D piece of `U01` (grid column `y`, piece
@@ -140,27 +102,6 @@ fn each_u01_piece(g: &Geometry, t: usize, mut f: impl FnMut(usize, usize, Vec<us
             }
         }
     }
-}
-
-/// Layer `z`'s share of a step's `w` columns or pivot rows.
-fn layer_share(w: usize, g: &Geometry, z: usize) -> std::ops::Range<usize> {
-    part(w, g.c, z)
-}
-
-/// Step 4: the reduced panel rows `rest × J` to their 1D pieces.
-pub(crate) fn l10_scatter_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
-    let (y0, z0) = g.panel_owner(t);
-    let cols: Vec<usize> = g.panel(t).collect();
-    let mut out = Vec::new();
-    each_l10_piece(g, rest, |x, holder, rows| {
-        out.push(Move {
-            from: g.rank(x, y0, z0),
-            to: holder,
-            rows,
-            cols: cols.clone(),
-        });
-    });
-    out
 }
 
 /// Step 5: every layer's partial sums of the pivot rows right of the panel to the 1D pieces
@@ -177,32 +118,6 @@ pub(crate) fn u01_reduce_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
                 out.push(Move {
                     from: g.rank(x, y, z),
                     to: holder,
-                    rows: rows.clone(),
-                    cols: cols.clone(),
-                });
-            }
-        }
-    });
-    out
-}
-
-/// Step 7a: the `L10` pieces to every rank of their grid row, each rank getting its layer's
-/// share of the panel columns.
-pub(crate) fn l10_spread_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
-    let panel = g.panel(t);
-    let mut out = Vec::new();
-    each_l10_piece(g, rest, |x, holder, rows| {
-        for z in 0..g.c {
-            let cols: Vec<usize> = layer_share(panel.len(), g, z)
-                .map(|j| panel.start + j)
-                .collect();
-            if cols.is_empty() {
-                continue;
-            }
-            for y in 0..g.py {
-                out.push(Move {
-                    from: holder,
-                    to: g.rank(x, y, z),
                     rows: rows.clone(),
                     cols: cols.clone(),
                 });
@@ -235,51 +150,13 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
     out
 }
 
-/// Step 3's broadcast of step `t`'s `A00` and pivots: from one of the panel ranks holding
-/// them (the butterfly leaves them on the first `p2` panel ranks, partial pivoting on the
-/// first; they take turns as the root, one turn per round of the panel over the `Py·c`
-/// (grid column, layer) pairs, so that the root's grid row does not follow the panel's) to every other rank of the grid (idle ranks take no
-/// part), along a binomial tree whose order rotates from step to step by a stride near the
-/// golden section of its length. An interior node at position `q` sends about
-/// `log₂(L/q)` copies, so a fixed order would make the same ranks send `log₂ L` copies every
-/// step; rotated, every rank sends about one copy per step on average, and at most a few more
-/// over the whole factorisation.
-pub(crate) fn broadcast_members(g: &Geometry, pivoting: Pivoting, t: usize) -> Vec<usize> {
-    let (y0, z0) = g.panel_owner(t);
-    let holders = match pivoting {
+/// The panel ranks that hold step `t`'s `A00` and pivots after the choice: the butterfly's
+/// `p2` for tournament pivoting, the first for partial pivoting.
+pub(crate) fn holders(g: &Geometry, pivoting: Pivoting) -> usize {
+    match pivoting {
         Pivoting::Tournament => butterfly_size(g.px),
         Pivoting::Partial => 1,
-    };
-    // The holders are the grid ranks base..base + holders (x runs fastest).
-    let base = g.rank(0, y0, z0);
-    let others: Vec<usize> = (0..g.ranks())
-        .filter(|r| !(base..base + holders).contains(r))
-        .collect();
-    let shift = (t * rotation_stride(others.len())) % others.len().max(1);
-    let mut members = Vec::with_capacity(others.len() + 1);
-    members.push(base + (t / (g.py * g.c)) % holders);
-    members.extend_from_slice(&others[shift..]);
-    members.extend_from_slice(&others[..shift]);
-    members
-}
-
-/// A stride near `0.618·len`, coprime with `len`: successive rotations by it visit every
-/// offset once per `len` steps, spread out (no rank stays near the front of the tree).
-pub(crate) fn rotation_stride(len: usize) -> usize {
-    if len <= 2 {
-        return 1;
     }
-    let gcd = |mut a: usize, mut b: usize| {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    };
-    let mut s = ((len as f64) * 0.618_033_988_75).round() as usize;
-    while gcd(s, len) != 1 {
-        s += 1;
-    }
-    s
 }
 
 /// The largest `|x|` of `xs` (0 when empty) and whether every element is finite, in one pass
@@ -467,7 +344,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
             }
             a00 = ch.a00;
         }
-        let members = broadcast_members(g, pivoting, t);
+        let members = broadcast_members(g, holders(g, pivoting), t);
         comm.tree_broadcast(&mut meta, &members)?;
         comm.tree_broadcast(&mut a00, &members)?;
         if meta[0] > 0 {

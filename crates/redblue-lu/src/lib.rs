@@ -13,8 +13,6 @@
 mod api;
 mod error;
 mod factor;
-mod geometry;
-mod grid;
 mod model;
 mod pivot;
 mod replay;
@@ -25,8 +23,9 @@ pub use api::{
     LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK, EXACT_REPLAY_LIMIT,
 };
 pub use error::LuError;
-pub use grid::{choose_grid, choose_width, plan_grid, ConfluxGrid, GridError};
 pub use model::{
-    candmc_words, capital_words, conflux_leading_words, conflux_words, estimated_words,
-    lu_lower_bound, two_d_words,
+    candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,
+};
+pub use redblue_pipeline::{
+    choose_grid, choose_width, estimated_words, plan_grid, GridError, TileGrid,
 };

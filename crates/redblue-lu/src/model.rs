@@ -2,7 +2,7 @@
 //! the lower bound, COnfLUX's per-step model, and the models seed 000 compares against (its
 //! Table 2). All are pure formulas, cheap for any `N` and `P`.
 
-use crate::ConfluxGrid;
+use redblue_pipeline::{leading_words, TileGrid};
 
 /// The parallel lower bound on the words some rank moves (seed 000, digest §1.3, pivoting
 /// ignored): `(2N³ − 6N² + 4N)/(3P√M) + N(N − 1)/(2P)`, whose leading term is `2N³/(3P√M)`.
@@ -39,31 +39,12 @@ pub fn conflux_leading_words(n: f64, p: f64, m: f64) -> f64 {
     n * n * n / (p * m.sqrt())
 }
 
-/// COnfLUX's words per rank on `grid` to leading order, from the per-step costs of Algorithm 1
-/// (digest §1.4) summed over the steps (`Σ_t (N − t·v)·v ≈ N²/2`), in the rank-count `P′ =
-/// Px·Py·c` the grid uses:
-///
-/// * steps 8 and 10, `L10` and `U01` from the 1D panels to the 2.5D owners, each rank its tile
-///   rows' (columns') part of its layer's `v/c` columns: `N²/(2c)·(1/Px + 1/Py)`;
-/// * steps 1 and 5, the reductions of the next panel and of the pivot rows over the `c` layers:
-///   `c·N²/P′`;
-/// * steps 4 and 6, the panels into the 1D distributions: `N²/P′`.
-///
-/// The tournament and the broadcast of `A00` add `O(N·v·log Px)`. For a square grid with
-/// `c = P·M/N²` the first term is [`conflux_leading_words`]. (An exact count will come with the
-/// factorisation, as for COSMA.)
-pub fn conflux_words(n: f64, grid: ConfluxGrid) -> f64 {
-    let ConfluxGrid { px, py, c } = grid;
-    let (px, py, c) = (px as f64, py as f64, c as f64);
-    let used = px * py * c;
-    n * n * ((1.0 / px + 1.0 / py) / (2.0 * c) + c / used + 1.0 / used)
-}
-
-/// [`conflux_words`] plus the broadcast of `A00` and the pivots to every rank,
-/// `N·(v + 1 + 1/v)` words per rank: the estimate that stands in for the exact volume where
-/// that would take too long to compute (orders of `10⁸` and more).
-pub fn estimated_words(n: f64, grid: ConfluxGrid, v: f64) -> f64 {
-    conflux_words(n, grid) + n * (v + 1.0 + 1.0 / v)
+/// COnfLUX's words per rank on `grid` to leading order: the pipeline's
+/// [`leading_words`] (the 1D→2.5D sends of `L10` and `U01`, `N²/(2c)·(1/Px + 1/Py)`; the layer
+/// reductions, `c·N²/P′`; the 1D scatters, `N²/P′`). For a square grid with `c = P·M/N²` the
+/// first term is [`conflux_leading_words`].
+pub fn conflux_words(n: f64, grid: TileGrid) -> f64 {
+    leading_words(n, grid)
 }
 
 #[cfg(test)]
@@ -90,7 +71,7 @@ mod tests {
             let ratio = conflux_leading_words(n, p, m) / lu_lower_bound(n, p, m);
             assert!(ratio < 1.5 && ratio > 1.3, "{ratio}");
             // The grid model's 2.5D term equals the leading term.
-            let grid = ConfluxGrid { px, py: px, c };
+            let grid = TileGrid { px, py: px, c };
             let two_and_half_d = n * n / (c as f64 * px as f64);
             assert!((two_and_half_d / conflux_leading_words(n, p, m) - 1.0).abs() < 1e-12);
             assert!(conflux_words(n, grid) > two_and_half_d);

@@ -8,11 +8,12 @@
 //! tests hold this replay equal to the one over the move lists that the factorisation runs.
 //! The counting itself is [`Tally`]'s.
 
-use crate::factor::Pivoting;
-use crate::geometry::{part, Geometry};
+use crate::factor::{holders, Pivoting};
 use crate::pivot::{butterfly_size, held_table};
 use redblue_comm::volume::Tally;
 use redblue_comm::CommStats;
+use redblue_pipeline::steps::{count_broadcast, count_panel_pieces, count_panel_reduce, owned_in};
+use redblue_pipeline::{part, Geometry};
 
 /// Counts of a step, per grid row or column.
 struct StepSizes {
@@ -24,21 +25,6 @@ struct StepSizes {
     right: Vec<usize>,
     /// Each layer's share of the panel width.
     share: Vec<usize>,
-}
-
-/// How many of `start..end` a coordinate `x` of `p` holds, tiles of `v` dealt cyclically.
-pub(crate) fn owned_in(start: usize, end: usize, v: usize, p: usize, x: usize) -> usize {
-    let upto = |e: usize| {
-        // Indices below `e` held by `x`: whole cycles, then the partial one.
-        let cycle = v * p;
-        let (full, rest) = (e / cycle, e % cycle);
-        full * v + rest.saturating_sub(x * v).min(v)
-    };
-    if end <= start {
-        0
-    } else {
-        upto(end) - upto(start)
-    }
 }
 
 /// Every rank's counters for the factorisation on `p` ranks with the given pivots (one list
@@ -62,6 +48,7 @@ pub(crate) fn factor_costs(
     };
     let mut senders = Vec::with_capacity(g.ranks());
     let mut receivers = Vec::with_capacity(g.ranks());
+    let mut rest = vec![0usize; g.px];
     for (t, piv) in pivots.iter().enumerate() {
         let panel = g.panel(t);
         let w = panel.len();
@@ -75,36 +62,24 @@ pub(crate) fn factor_costs(
         for z in 0..g.c {
             sizes.share[z] = part(w, g.c, z).len();
         }
-        let (y0, z0) = g.panel_owner(t);
-        // 1. The panel's layer sums, per grid row.
-        for x in 0..g.px {
-            senders.clear();
-            senders.extend(
-                (0..g.c)
-                    .filter(|&z| z != z0)
-                    .map(|z| (g.rank(x, y0, z), sizes.active[x])),
-            );
-            tally.product(&senders, &[(g.rank(x, y0, z0), w)], bytes);
-        }
+        // 1. The panel's layer sums.
+        count_panel_reduce(&mut tally, g, t, &sizes.active, bytes);
         // 2. The pivots.
         pivot_costs(&mut tally, g, pivoting, t, &sizes, piv, bytes);
         // 3. A00 and the pivots.
-        broadcast_costs(&mut tally, g, pivoting, t, w, bytes);
+        count_broadcast(
+            &mut tally,
+            g,
+            holders(g, pivoting),
+            t,
+            (1 + w, w * w),
+            bytes,
+        );
         // 4. and 7a. L10: scattered to the 1D pieces, spread to the layers' shares.
-        let pieces = g.py * g.c;
-        for x in 0..g.px {
-            let rest = sizes.active[x] - sizes.pivots[x];
-            senders.clear();
-            receivers.clear();
-            for q in 0..pieces {
-                receivers.push((g.rank(x, q % g.py, q / g.py), part(rest, pieces, q).len()));
-            }
-            tally.product(&[(g.rank(x, y0, z0), w)], &receivers, bytes);
-            for z in 0..g.c {
-                senders.extend((0..g.py).map(|y| (g.rank(x, y, z), sizes.share[z])));
-            }
-            tally.product(&receivers, &senders, bytes);
+        for (r, (&a, &p)) in rest.iter_mut().zip(sizes.active.iter().zip(&sizes.pivots)) {
+            *r = a - p;
         }
+        count_panel_pieces(&mut tally, g, t, &rest, bytes);
         // 5. and 7b. U01: reduced to the 1D pieces, spread to the layers' shares.
         let pieces = g.px * g.c;
         for y in 0..g.py {
@@ -194,39 +169,6 @@ fn pivot_costs(
         }
         Pivoting::Partial => {}
     }
-}
-
-/// Step 3's counters: the pivots' metadata (`1 + w` words of 8 bytes) and `A00` (`w²`
-/// elements) down the rotating tree of [`crate::factor::broadcast_members`], in closed form.
-fn broadcast_costs(
-    tally: &mut Tally,
-    g: &Geometry,
-    pivoting: Pivoting,
-    t: usize,
-    w: usize,
-    bytes: usize,
-) {
-    let (y0, z0) = g.panel_owner(t);
-    let holders = match pivoting {
-        Pivoting::Tournament => butterfly_size(g.px),
-        Pivoting::Partial => 1,
-    };
-    let base = g.rank(0, y0, z0);
-    let root = base + (t / (g.py * g.c)) % holders;
-    let others = g.ranks() - holders;
-    let shift = (t * crate::factor::rotation_stride(others)) % others.max(1);
-    let position = |r: usize| -> Option<usize> {
-        if r == root {
-            Some(0)
-        } else if r >= g.ranks() || (base..base + holders).contains(&r) {
-            None
-        } else {
-            let idx = if r < base { r } else { r - holders };
-            Some(1 + (idx + others - shift) % others)
-        }
-    };
-    tally.tree(others + 1, position, 1 + w, 8);
-    tally.tree(others + 1, position, w * w, bytes);
 }
 
 /// The words all ranks together send in a factorisation that needs no row interchanges (the
@@ -371,15 +313,15 @@ pub(crate) fn gather_costs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::factor::{
-        broadcast_members, gather_moves, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
-        u01_reduce_moves, u01_spread_moves,
-    };
+    use crate::factor::{gather_moves, holders, u01_reduce_moves, u01_spread_moves};
     use crate::pivot::{partial_transfers, tournament_transfers};
-    use crate::ConfluxGrid;
+    use crate::TileGrid;
     use redblue_comm::volume::tree_broadcast as tree_transfers;
     use redblue_comm::volume::{self, Transfers};
     use redblue_dist::exchange::Move;
+    use redblue_pipeline::steps::{
+        broadcast_members, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
+    };
 
     /// Every rank's counters for [`crate::factor::factor`] on `p` ranks with the given pivots (one list per
     /// step), element size `bytes`, replayed over the move lists the steps run: the moves of every
@@ -438,7 +380,7 @@ mod tests {
                     add(rank, &tr, bytes);
                 }
             }
-            let members = broadcast_members(g, pivoting, t);
+            let members = broadcast_members(g, holders(g, pivoting), t);
             for r in 0..p {
                 for tr in tree_transfers(r, &members, 1 + w) {
                     add(r, &tr, 8);
@@ -512,7 +454,7 @@ mod tests {
             (50, 8, (3, 3, 2), 20),
             (9, 4, (2, 2, 2), 9),
         ] {
-            let g = Geometry::new(n, v, ConfluxGrid { px, py, c });
+            let g = Geometry::new(n, v, TileGrid { px, py, c });
             for k in [1, 3, 7] {
                 let pivots = scattered_pivots(n, v, k);
                 for pivoting in [Pivoting::Tournament, Pivoting::Partial] {

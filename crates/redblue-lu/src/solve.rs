@@ -24,13 +24,13 @@
 //! with many columns. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
-use crate::geometry::{mark_positions, Geometry, Tiles};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::{Diag, Op, Side, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+use redblue_pipeline::{mark_positions, Geometry, Tiles};
 
 /// The native layout of `nrhs` right-hand sides for the factors of geometry `g`: `N × nrhs` in
 /// `v × v` tiles on layer 0's `Px × Py` grid, rows like `A`'s.
@@ -327,7 +327,7 @@ pub(crate) fn solve_costs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ConfluxGrid;
+    use crate::TileGrid;
 
     #[test]
     fn the_schedule_updates_later_rows_forward_and_earlier_rows_back() {
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn permute_moves_carry_every_row_once() {
-        let g = Geometry::new(11, 2, ConfluxGrid { px: 3, py: 2, c: 1 });
+        let g = Geometry::new(11, 2, TileGrid { px: 3, py: 2, c: 1 });
         let perm = [5, 2, 9, 0, 10, 1, 3, 8, 4, 7, 6];
         let moves = permute_moves(&g, &perm, |y| rhs_cols(&g, 3, y));
         let mut seen = vec![0; 11];

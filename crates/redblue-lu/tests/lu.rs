@@ -6,8 +6,8 @@ use redblue_core::{c32, c64, RealScalar, Scalar};
 use redblue_dist::{BlockCyclic, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
 use redblue_lu::{
-    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, ConfluxGrid, LuAlgorithm, LuError,
-    LuParams,
+    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm, LuError, LuParams,
+    TileGrid,
 };
 
 /// Words and messages sent and received: what the exact models must match.
@@ -77,7 +77,7 @@ fn check<T: KernelScalar>(
     (residual(&a, &packed, &perm, n), perm, growth)
 }
 
-fn params(algorithm: LuAlgorithm, grid: Option<ConfluxGrid>, block: usize) -> LuParams {
+fn params(algorithm: LuAlgorithm, grid: Option<TileGrid>, block: usize) -> LuParams {
     LuParams {
         algorithm,
         grid,
@@ -93,8 +93,8 @@ fn factors_random_matrices_on_many_grids() {
         (2, 1, None, 4),
         (17, 1, None, 4),
         (23, 2, None, 4),
-        (31, 4, Some(ConfluxGrid { px: 2, py: 1, c: 2 }), 4),
-        (37, 8, Some(ConfluxGrid { px: 2, py: 2, c: 2 }), 4),
+        (31, 4, Some(TileGrid { px: 2, py: 1, c: 2 }), 4),
+        (37, 8, Some(TileGrid { px: 2, py: 2, c: 2 }), 4),
         (29, 3, None, 5),
         (41, 9, None, 3),
         (20, 5, None, 4),
@@ -118,7 +118,7 @@ fn factors_random_matrices_on_many_grids() {
 fn every_scalar_type() {
     let pr = params(
         LuAlgorithm::Conflux,
-        Some(ConfluxGrid { px: 2, py: 1, c: 2 }),
+        Some(TileGrid { px: 2, py: 1, c: 2 }),
         4,
     );
     assert!(check::<f32>(19, 4, &pr, |i, j| entry(i, j, 1)).0 < 10.0);
@@ -261,7 +261,7 @@ fn measured_words_equal_the_model_exactly() {
         (47, 20, (3, 2, 3), 6),
         (44, 13, (2, 3, 2), 7),
     ] {
-        let grid = Some(ConfluxGrid { px, py, c });
+        let grid = Some(TileGrid { px, py, c });
         measured_equals_model(n, p, &params(LuAlgorithm::Conflux, grid, v));
     }
 }
@@ -271,7 +271,7 @@ fn idle_ranks_return_the_same_singular_column_as_the_grid() {
     let (n, p) = (30, 11);
     let pr = params(
         LuAlgorithm::Conflux,
-        Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
+        Some(TileGrid { px: 2, py: 2, c: 2 }),
         4,
     );
     let errs =
@@ -394,7 +394,7 @@ fn solves_agree_with_the_kernel_solution() {
     }
     let pr = params(
         LuAlgorithm::Conflux,
-        Some(ConfluxGrid { px: 2, py: 2, c: 2 }),
+        Some(TileGrid { px: 2, py: 2, c: 2 }),
         4,
     );
     assert!(solve_check::<f64>(33, 8, 6, &pr, 22).0 < 10.0);
@@ -406,7 +406,7 @@ fn solves_agree_with_the_kernel_solution() {
 fn pr_small() -> LuParams {
     params(
         LuAlgorithm::Conflux,
-        Some(ConfluxGrid { px: 2, py: 1, c: 2 }),
+        Some(TileGrid { px: 2, py: 1, c: 2 }),
         4,
     )
 }
@@ -474,7 +474,7 @@ fn solve_words_equal_the_model_exactly() {
     for (n, p, k, grid) in [
         (40, 4, 9, None),
         (37, 6, 3, None),
-        (45, 8, 12, Some(ConfluxGrid { px: 2, py: 2, c: 2 })),
+        (45, 8, 12, Some(TileGrid { px: 2, py: 2, c: 2 })),
         (33, 9, 1, None),
     ] {
         let pr = params(LuAlgorithm::Conflux, grid, 4);
@@ -599,7 +599,7 @@ fn tournament_growth_stays_near_partial_pivoting_growth() {
             p,
             &params(
                 LuAlgorithm::Conflux,
-                Some(ConfluxGrid { px: 4, py: 1, c: 1 }),
+                Some(TileGrid { px: 4, py: 1, c: 1 }),
                 8,
             ),
             f,

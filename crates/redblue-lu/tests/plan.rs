@@ -2,12 +2,12 @@
 //! fewer words than 2D at scale, by the exact per-rank model.
 
 use redblue_lu::{
-    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, replay_is_cheap, ConfluxGrid,
-    LuAlgorithm, LuParams,
+    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, replay_is_cheap, LuAlgorithm,
+    LuParams, TileGrid,
 };
 
 /// The default plan's grid, tile width, and exact largest words sent and received by a rank.
-fn planned(n: usize, p: usize, algorithm: LuAlgorithm) -> (ConfluxGrid, usize, u64, u64) {
+fn planned(n: usize, p: usize, algorithm: LuAlgorithm) -> (TileGrid, usize, u64, u64) {
     let params = LuParams {
         algorithm,
         ..LuParams::default()
@@ -81,7 +81,7 @@ fn the_tile_width_is_a_multiple_of_the_layers_and_wide_where_words_allow() {
     // Two ranks: the preferred width (the local products' efficiency matters more than the
     // broadcast's few percent) and the grid whose rows solve L10 in place.
     let (grid, v) = lu_plan(4096, 2, &LuParams::default()).unwrap();
-    assert_eq!((grid, v), (ConfluxGrid { px: 2, py: 1, c: 1 }, 128));
+    assert_eq!((grid, v), (TileGrid { px: 2, py: 1, c: 1 }, 128));
     // A given width is kept; a given grid gets a width chosen for it.
     let given = LuParams {
         block: Some(24),
@@ -89,7 +89,7 @@ fn the_tile_width_is_a_multiple_of_the_layers_and_wide_where_words_allow() {
     };
     assert_eq!(lu_plan(16384, 512, &given).unwrap().1, 24);
     let on_grid = LuParams {
-        grid: Some(ConfluxGrid {
+        grid: Some(TileGrid {
             px: 10,
             py: 10,
             c: 5,
@@ -99,7 +99,7 @@ fn the_tile_width_is_a_multiple_of_the_layers_and_wide_where_words_allow() {
     let (grid, v) = lu_plan(16384, 512, &on_grid).unwrap();
     assert_eq!(
         grid,
-        ConfluxGrid {
+        TileGrid {
             px: 10,
             py: 10,
             c: 5

@@ -3,10 +3,11 @@
 //! This facade re-exports the crate family: [`core`] (scalars and flags), [`comm`] (the
 //! `Communicator` trait and its backends), [`dist`] (layouts, distributed matrices and
 //! `transform`), [`kernels`] (rank-local dense kernels), [`gemm`] (COSMA matrix
-//! multiplication and its cost model) and [`lu`] (COnfLUX and 2D LU, their cost models). Its
-//! own: [`Error`], which every crate's error converts into with `?`, and [`check`], the
-//! normalised residuals of products, factorisations and solves. `use redblue::prelude::*`
-//! brings the everyday names into scope.
+//! multiplication and its cost model), [`pipeline`] (the 2.5D tile pipeline of the
+//! factorisations: grids, tiles, step plans and their counts) and [`lu`] (COnfLUX and 2D LU,
+//! their cost models). Its own: [`Error`], which every crate's error converts into with `?`,
+//! and [`check`], the normalised residuals of products, factorisations and solves.
+//! `use redblue::prelude::*` brings the everyday names into scope.
 //!
 //! # Examples
 //! A program written once against `Communicator` runs on threads-as-ranks, on one process, and
@@ -39,6 +40,7 @@ pub use redblue_dist as dist;
 pub use redblue_gemm as gemm;
 pub use redblue_kernels as kernels;
 pub use redblue_lu as lu;
+pub use redblue_pipeline as pipeline;
 
 /// The everyday names: scalars, flags, communicators, layouts, matrices and `transform`.
 pub mod prelude {

@@ -2,22 +2,28 @@
 //! tiles of each layer (2D block-cyclic, the same on every layer), the 1D pieces of the panels,
 //! and one layer's tiles as a local array ([`Tiles`]). Pure functions of `N`, `v` and the grid.
 
-use crate::ConfluxGrid;
+use crate::TileGrid;
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use std::ops::Range;
 
 /// The grid, the tile width and the matrix order: every placement decision of the algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
+pub struct Geometry {
+    /// The matrix order `N`.
     pub n: usize,
+    /// The tile width `v`.
     pub v: usize,
+    /// Ranks along the rows of a layer.
     pub px: usize,
+    /// Ranks along the columns of a layer.
     pub py: usize,
+    /// Layers.
     pub c: usize,
 }
 
 impl Geometry {
-    pub(crate) fn new(n: usize, v: usize, grid: ConfluxGrid) -> Self {
+    /// The geometry of an `n × n` factorisation in `v × v` tiles on `grid`.
+    pub fn new(n: usize, v: usize, grid: TileGrid) -> Self {
         Geometry {
             n,
             v,
@@ -28,18 +34,18 @@ impl Geometry {
     }
 
     /// Ranks the grid uses; ranks beyond them are idle.
-    pub(crate) fn ranks(&self) -> usize {
+    pub fn ranks(&self) -> usize {
         self.px * self.py * self.c
     }
 
     /// The rank at grid position `(x, y, z)`: `x + Px·(y + Py·z)` (layer 0 is ranks
     /// `0..Px·Py`, numbered like a column-major ScaLAPACK grid).
-    pub(crate) fn rank(&self, x: usize, y: usize, z: usize) -> usize {
+    pub fn rank(&self, x: usize, y: usize, z: usize) -> usize {
         x + self.px * (y + self.py * z)
     }
 
     /// Grid position of `rank`, if it is in the grid.
-    pub(crate) fn coords(&self, rank: usize) -> Option<(usize, usize, usize)> {
+    pub fn coords(&self, rank: usize) -> Option<(usize, usize, usize)> {
         (rank < self.ranks()).then(|| {
             (
                 rank % self.px,
@@ -50,22 +56,22 @@ impl Geometry {
     }
 
     /// The grid row holding global row `g`.
-    pub(crate) fn row_px(&self, g: usize) -> usize {
+    pub fn row_px(&self, g: usize) -> usize {
         (g / self.v) % self.px
     }
 
     /// The grid column holding global column `g`.
-    pub(crate) fn col_py(&self, g: usize) -> usize {
+    pub fn col_py(&self, g: usize) -> usize {
         (g / self.v) % self.py
     }
 
     /// Number of steps, `⌈N / v⌉`.
-    pub(crate) fn steps(&self) -> usize {
+    pub fn steps(&self) -> usize {
         self.n.div_ceil(self.v)
     }
 
     /// The columns step `t` factors: `t·v .. min(N, (t + 1)·v)`.
-    pub(crate) fn panel(&self, t: usize) -> Range<usize> {
+    pub fn panel(&self, t: usize) -> Range<usize> {
         t * self.v..((t + 1) * self.v).min(self.n)
     }
 
@@ -73,18 +79,18 @@ impl Geometry {
     /// own grid column `t mod Py`, and the layers in turn every `Py` steps, so that every
     /// (grid column, layer) pair takes one step in `Py·c` (`t mod c` would leave pairs out when
     /// `Py` and `c` share a factor).
-    pub(crate) fn panel_owner(&self, t: usize) -> (usize, usize) {
+    pub fn panel_owner(&self, t: usize) -> (usize, usize) {
         (t % self.py, (t / self.py) % self.c)
     }
 
     /// The grid row whose layer-0 ranks solve step `t`'s diagonal block in the triangular
     /// solves: `t mod Px`.
-    pub(crate) fn solver_row(&self, t: usize) -> usize {
+    pub fn solver_row(&self, t: usize) -> usize {
         t % self.px
     }
 
     /// The rows of `list` (in its order) that grid row `x` holds.
-    pub(crate) fn rows_of(&self, list: &[usize], x: usize) -> Vec<usize> {
+    pub fn rows_of(&self, list: &[usize], x: usize) -> Vec<usize> {
         list.iter()
             .copied()
             .filter(|&r| self.row_px(r) == x)
@@ -92,7 +98,7 @@ impl Geometry {
     }
 
     /// How many rows of `list` each grid row holds.
-    pub(crate) fn row_counts(&self, list: &[usize]) -> Vec<usize> {
+    pub fn row_counts(&self, list: &[usize]) -> Vec<usize> {
         let mut counts = vec![0; self.px];
         for &r in list {
             counts[self.row_px(r)] += 1;
@@ -101,13 +107,13 @@ impl Geometry {
     }
 
     /// Global indices (ascending) of the tiles' rows or columns at grid coordinate `x` of `p`.
-    pub(crate) fn owned(&self, x: usize, p: usize) -> Vec<usize> {
+    pub fn owned(&self, x: usize, p: usize) -> Vec<usize> {
         (0..self.n).filter(|g| (g / self.v) % p == x).collect()
     }
 
     /// The layout of one layer: `N × N` in `v × v` tiles over the `Px × Py` grid of ranks
     /// `0..Px·Py` (column-major), on a communicator of `nranks` ranks.
-    pub(crate) fn layer_layout(&self) -> Result<BlockCyclic, DistError> {
+    pub fn layer_layout(&self) -> Result<BlockCyclic, DistError> {
         Ok(
             BlockCyclic::new(self.n, self.n, self.v, self.v, self.px, self.py)?
                 .with_order(GridOrder::ColMajor),
@@ -117,14 +123,14 @@ impl Geometry {
 
 /// Part `i` of `len` items cut into `parts` contiguous near-equal parts (the first `len % parts`
 /// one longer).
-pub(crate) fn part(len: usize, parts: usize, i: usize) -> Range<usize> {
+pub fn part(len: usize, parts: usize, i: usize) -> Range<usize> {
     let (q, r) = (len / parts, len % parts);
     let start = i * q + i.min(r);
     start..start + q + usize::from(i < r)
 }
 
 /// Writes `pos[g] = i` for the `i`-th entry `g` of `list`.
-pub(crate) fn mark_positions(pos: &mut [usize], list: &[usize]) {
+pub fn mark_positions(pos: &mut [usize], list: &[usize]) {
     for (i, &g) in list.iter().enumerate() {
         pos[g] = i;
     }
@@ -132,11 +138,15 @@ pub(crate) fn mark_positions(pos: &mut [usize], list: &[usize]) {
 
 /// One layer's tiles on one rank: the ScaLAPACK local array of [`Geometry::layer_layout`]
 /// (column-major, rows and columns ascending in global order).
-pub(crate) struct Tiles<T> {
+pub struct Tiles<T> {
+    /// The global rows held, in local order.
     pub rows: Vec<usize>,
+    /// The global columns held, ascending.
     pub cols: Vec<usize>,
     row_pos: Vec<usize>,
+    /// The local position of every global column (`usize::MAX` if not held).
     pub col_pos: Vec<usize>,
+    /// The local array, column-major with leading dimension `rows.len()`.
     pub data: Vec<T>,
     /// Local columns `..frozen.len()` no longer follow row swaps: column `k` keeps the row
     /// order `orders[frozen[k]]` it had when it was frozen.
@@ -146,7 +156,7 @@ pub(crate) struct Tiles<T> {
 
 impl<T: Copy> Tiles<T> {
     /// The tiles of grid position `(x, y)` holding `data` (its local array).
-    pub(crate) fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
+    pub fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
         Self::from_parts(
             geom.owned(x, geom.px),
             geom.owned(y, geom.py),
@@ -156,7 +166,7 @@ impl<T: Copy> Tiles<T> {
     }
 
     /// The local array of the given global rows × columns (ascending) of a matrix of `shape`.
-    pub(crate) fn from_parts(
+    pub fn from_parts(
         rows: Vec<usize>,
         cols: Vec<usize>,
         shape: (usize, usize),
@@ -179,25 +189,27 @@ impl<T: Copy> Tiles<T> {
     }
 
     /// No tiles (a rank outside the grid).
-    pub(crate) fn empty(geom: &Geometry) -> Self {
+    pub fn empty(geom: &Geometry) -> Self {
         Self::from_parts(Vec::new(), Vec::new(), (geom.n, geom.n), Vec::new())
     }
 
     /// Leading dimension of the local array.
-    pub(crate) fn ld(&self) -> usize {
+    pub fn ld(&self) -> usize {
         self.rows.len()
     }
 
     /// Position of global `(i, j)` in the local array (it must be held here).
-    pub(crate) fn index(&self, i: usize, j: usize) -> usize {
+    pub fn index(&self, i: usize, j: usize) -> usize {
         self.row_pos[i] + self.col_pos[j] * self.rows.len()
     }
 
-    pub(crate) fn get(&self, i: usize, j: usize) -> T {
+    /// Global element `(i, j)`, which must be held here.
+    pub fn get(&self, i: usize, j: usize) -> T {
         self.data[self.index(i, j)]
     }
 
-    pub(crate) fn at(&mut self, i: usize, j: usize) -> &mut T {
+    /// Global element `(i, j)`, writable; it must be held here.
+    pub fn at(&mut self, i: usize, j: usize) -> &mut T {
         let k = self.index(i, j);
         &mut self.data[k]
     }
@@ -219,7 +231,7 @@ impl<T: Copy> Tiles<T> {
 
     /// Moves the held global `rows` to local positions `at, at + 1, …` in their order, by
     /// swaps with the rows there (rows at `at..` only), and returns the position after them.
-    pub(crate) fn move_rows_to(&mut self, rows: &[usize], at: usize) -> usize {
+    pub fn move_rows_to(&mut self, rows: &[usize], at: usize) -> usize {
         let mut swaps = Vec::with_capacity(rows.len());
         for (k, &r) in rows.iter().enumerate() {
             let (a, b) = (self.row_pos[r], at + k);
@@ -235,7 +247,7 @@ impl<T: Copy> Tiles<T> {
 
     /// Freezes the local columns left of global column `j` (no later access reads them until
     /// [`Tiles::sort_rows`]): row swaps skip them from now on.
-    pub(crate) fn freeze_before(&mut self, j: usize) {
+    pub fn freeze_before(&mut self, j: usize) {
         let upto = self.cols.partition_point(|&g| g < j);
         if upto > self.frozen.len() {
             self.orders.push(self.rows.clone());
@@ -245,7 +257,7 @@ impl<T: Copy> Tiles<T> {
 
     /// Puts every local column's rows back in ascending global order (the local array of the
     /// layout), frozen columns from the order they were frozen in.
-    pub(crate) fn sort_rows(&mut self) {
+    pub fn sort_rows(&mut self) {
         let ld = self.rows.len();
         if ld == 0 {
             return;
@@ -275,17 +287,17 @@ impl<T: Copy> Tiles<T> {
     }
 
     /// Local position of global column `j`.
-    pub(crate) fn col_pos(&self, j: usize) -> usize {
+    pub fn col_pos(&self, j: usize) -> usize {
         self.col_pos[j]
     }
 
     /// Local position of global row `i`.
-    pub(crate) fn row_pos(&self, i: usize) -> usize {
+    pub fn row_pos(&self, i: usize) -> usize {
         self.row_pos[i]
     }
 
     /// The local columns at or right of global column `j`: a suffix of the local array.
-    pub(crate) fn cols_from(&self, j: usize) -> Range<usize> {
+    pub fn cols_from(&self, j: usize) -> Range<usize> {
         self.cols.partition_point(|&g| g < j)..self.cols.len()
     }
 }
@@ -312,7 +324,7 @@ mod tests {
 
     #[test]
     fn swapped_rows_keep_their_values_and_sorting_restores_the_layout() {
-        let geom = Geometry::new(9, 2, ConfluxGrid { px: 2, py: 1, c: 1 });
+        let geom = Geometry::new(9, 2, TileGrid { px: 2, py: 1, c: 1 });
         let rows = geom.owned(0, 2); // 0 1 4 5 8
         let data: Vec<f64> = (0..rows.len() * 9).map(|k| k as f64).collect();
         let mut t = Tiles::new(&geom, 0, 0, data.clone());
@@ -340,7 +352,7 @@ mod tests {
 
     #[test]
     fn tiles_match_the_layer_layout() {
-        let grid = ConfluxGrid { px: 2, py: 3, c: 2 };
+        let grid = TileGrid { px: 2, py: 3, c: 2 };
         let geom = Geometry::new(23, 4, grid);
         let layout = geom.layer_layout().unwrap();
         for x in 0..2 {

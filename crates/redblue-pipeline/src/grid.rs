@@ -1,14 +1,14 @@
-//! [`ConfluxGrid`] and [`choose_grid`]: the `[Px, Py, c]` process grid of COnfLUX, chosen from
-//! `N`, `P` and the memory limit, with a few idle ranks allowed for a better grid (as COSMA's
-//! grid fitting).
+//! [`TileGrid`], the `[Px, Py, c]` process grid of the 2.5D factorisations, and its choice:
+//! [`plan_grid`] with the algorithm's cost function (and the tile width with it,
+//! [`choose_width`]), [`choose_grid`] by the leading-order model; a few idle ranks allowed for
+//! a better grid (as COSMA's grid fitting).
 
-use crate::model::conflux_words;
 use std::fmt;
 
-/// COnfLUX's process grid: `Px × Py` ranks per layer, `c` layers (replicas of the trailing
-/// matrix, `c = 1` is 2D).
+/// The process grid of a 2.5D factorisation: `Px × Py` ranks per layer, `c` layers (replicas
+/// of the trailing matrix; `c = 1` is 2D).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ConfluxGrid {
+pub struct TileGrid {
     /// Ranks along the rows of a layer.
     pub px: usize,
     /// Ranks along the columns of a layer.
@@ -17,7 +17,7 @@ pub struct ConfluxGrid {
     pub c: usize,
 }
 
-impl ConfluxGrid {
+impl TileGrid {
     /// Ranks the grid uses.
     pub fn ranks(self) -> usize {
         self.px * self.py * self.c
@@ -29,13 +29,13 @@ impl ConfluxGrid {
     }
 }
 
-impl fmt::Display for ConfluxGrid {
+impl fmt::Display for TileGrid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}x{}x{}", self.px, self.py, self.c)
     }
 }
 
-impl std::str::FromStr for ConfluxGrid {
+impl std::str::FromStr for TileGrid {
     type Err = String;
 
     /// `"PXxPYxC"`, e.g. `"4x4x2"` (`"PXxPY"` for one layer).
@@ -43,11 +43,36 @@ impl std::str::FromStr for ConfluxGrid {
         let parts: Vec<&str> = s.split('x').collect();
         let nums: Result<Vec<usize>, _> = parts.iter().map(|p| p.trim().parse()).collect();
         match nums.as_deref() {
-            Ok(&[px, py, c]) => Ok(ConfluxGrid { px, py, c }),
-            Ok(&[px, py]) => Ok(ConfluxGrid { px, py, c: 1 }),
+            Ok(&[px, py, c]) => Ok(TileGrid { px, py, c }),
+            Ok(&[px, py]) => Ok(TileGrid { px, py, c: 1 }),
             _ => Err(format!("a grid is PXxPYxC, e.g. 4x4x2, not '{s}'")),
         }
     }
+}
+
+/// The words per rank of a 2.5D factorisation on `grid` to leading order (COnfLUX's and
+/// COnfCHOX's alike, seed 000, digest §1.4), summed over the steps (`Σ_t (N − t·v)·v ≈ N²/2`),
+/// in the rank count `P′ = Px·Py·c` the grid uses:
+///
+/// * `L10` and `U01` (or `L10ᴴ`) from the 1D panels to the 2.5D owners, each rank its tile
+///   rows' (columns') part of its layer's `v/c` columns: `N²/(2c)·(1/Px + 1/Py)`;
+/// * the reductions of the next panel and of the pivot rows over the `c` layers: `c·N²/P′`;
+/// * the panels into the 1D distributions: `N²/P′`.
+///
+/// The broadcast of the diagonal block adds `N·v` and pivoting `O(N·v·log Px)`
+/// ([`estimated_words`] adds the first).
+pub fn leading_words(n: f64, grid: TileGrid) -> f64 {
+    let TileGrid { px, py, c } = grid;
+    let (px, py, c) = (px as f64, py as f64, c as f64);
+    let used = px * py * c;
+    n * n * ((1.0 / px + 1.0 / py) / (2.0 * c) + c / used + 1.0 / used)
+}
+
+/// [`leading_words`] plus the broadcast of the diagonal block and its metadata to every rank,
+/// `N·(v + 1 + 1/v)` words per rank: the estimate that stands in for an exact volume where that
+/// would take too long to compute (orders of `10⁸` and more).
+pub fn estimated_words(n: f64, grid: TileGrid, v: f64) -> f64 {
+    leading_words(n, grid) + n * (v + 1.0 + 1.0 / v)
 }
 
 /// Why no grid could be chosen.
@@ -90,7 +115,7 @@ fn grid_candidates(
     max_layers: usize,
     layers: Option<usize>,
     max_idle_fraction: f64,
-) -> Result<Vec<ConfluxGrid>, GridError> {
+) -> Result<Vec<TileGrid>, GridError> {
     if p == 0 {
         return Err(GridError::InvalidOptions(
             "there must be at least one rank".into(),
@@ -102,7 +127,7 @@ fn grid_candidates(
         )));
     }
     let lowest = ((p as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
-    let fits = |g: ConfluxGrid| memory_words.is_none_or(|m| g.replica_words(n) <= m);
+    let fits = |g: TileGrid| memory_words.is_none_or(|m| g.replica_words(n) <= m);
     let fixed_depth = layers.is_some();
     let mut out = Vec::new();
     // Every depth `c` and narrower side `a ≤ b` of the layer; for each, the two largest `b`
@@ -126,7 +151,7 @@ fn grid_candidates(
                     .into_iter()
                     .take(if a == b { 1 } else { 2 })
                 {
-                    let g = ConfluxGrid { px, py, c };
+                    let g = TileGrid { px, py, c };
                     let deep = !fixed_depth && c > 1 && c > px.min(py);
                     if !deep && fits(g) {
                         out.push(g);
@@ -147,7 +172,7 @@ fn grid_candidates(
 /// The order of preference among grids whose cost ties: more ranks, then fewer layers, then
 /// the squarer layer, then more grid rows (on `P×1×1` each rank solves its rows of `L10` in
 /// place, where `1×P×1` moves them).
-fn tie_key(g: ConfluxGrid) -> (usize, usize, usize, usize) {
+fn tie_key(g: TileGrid) -> (usize, usize, usize, usize) {
     (
         usize::MAX - g.ranks(),
         g.c,
@@ -158,11 +183,7 @@ fn tie_key(g: ConfluxGrid) -> (usize, usize, usize, usize) {
 
 /// The grid of least `cost`, costs within the relative `tie` of each other counting as equal
 /// (then `tie_key` decides).
-fn least(
-    grids: &[ConfluxGrid],
-    tie: f64,
-    cost: impl Fn(ConfluxGrid) -> f64,
-) -> Option<(ConfluxGrid, f64)> {
+fn least(grids: &[TileGrid], tie: f64, cost: impl Fn(TileGrid) -> f64) -> Option<(TileGrid, f64)> {
     let costs: Vec<f64> = grids.iter().map(|&g| cost(g)).collect();
     let least = costs.iter().copied().fold(f64::INFINITY, f64::min);
     grids
@@ -176,9 +197,9 @@ fn least(
 /// Costs within this fraction of the least are a tie in [`plan_grid`]'s choice of the grid: the
 /// exact volumes of neighbouring grids differ by about a percent, and the tie rules (more
 /// ranks, fewer layers, squarer, more grid rows) matter more for the time.
-pub(crate) const GRID_TIE: f64 = 0.015;
+pub const GRID_TIE: f64 = 0.015;
 
-/// The grid with the fewest words per rank by the leading-order model [`conflux_words`] among
+/// The grid with the fewest words per rank by the leading-order model [`leading_words`] among
 /// all `[Px, Py, c]` with `⌈(1 − δ)·P⌉ ≤ Px·Py·c ≤ P`, `c ≤ v`, `c ≤ Px, Py` and the replicas
 /// fitting the memory (`c·N²/P′ ≤ M`); ties to more ranks, fewer layers, the squarer layer,
 /// more grid rows. [`plan_grid`] chooses with a cost function instead (the factorisation's
@@ -198,9 +219,9 @@ pub fn choose_grid(
     memory_words: Option<f64>,
     v: usize,
     max_idle_fraction: f64,
-) -> Result<ConfluxGrid, GridError> {
+) -> Result<TileGrid, GridError> {
     let grids = grid_candidates(n, p, memory_words, v, None, max_idle_fraction)?;
-    Ok(least(&grids, 1e-12, |g| conflux_words(n as f64, g))
+    Ok(least(&grids, 1e-12, |g| leading_words(n as f64, g))
         .expect("candidates are not empty")
         .0)
 }
@@ -212,17 +233,17 @@ const SHORTLIST: usize = 24;
 const WIDTHS: [usize; 7] = [32, 40, 48, 64, 80, 96, 128];
 
 /// The preferred tile width: local products of width `v/c` stay efficient.
-pub(crate) const PREFERRED_WIDTH: usize = crate::DEFAULT_BLOCK;
+pub const PREFERRED_WIDTH: usize = 128;
 
 /// How much more than the least volume the preferred width may move and still be chosen.
-pub(crate) const PREFERRED_SLACK: f64 = 0.10;
+pub const PREFERRED_SLACK: f64 = 0.10;
 
 /// How much more than the least volume a narrower width may move and still be chosen over the
 /// narrowest: the widest within this of the least is taken.
-pub(crate) const WIDTH_SLACK: f64 = 0.05;
+pub const WIDTH_SLACK: f64 = 0.05;
 
 /// The tile widths tried on a grid of `c` layers (`block`, when given), ascending.
-pub(crate) fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
+pub fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
     if let Some(v) = block {
         return vec![v];
     }
@@ -257,16 +278,16 @@ pub fn plan_grid(
     max_idle_fraction: f64,
     layers: Option<usize>,
     block: Option<usize>,
-    cost: impl Fn(ConfluxGrid, usize) -> f64,
-) -> Result<(ConfluxGrid, usize), GridError> {
+    cost: impl Fn(TileGrid, usize) -> f64,
+) -> Result<(TileGrid, usize), GridError> {
     let max_layers = block.unwrap_or(usize::MAX);
     let mut grids = grid_candidates(n, p, memory_words, max_layers, layers, max_idle_fraction)?;
     // The leading-order model plus the broadcast of `A00` at the narrowest width (`N·(v + 2)`
     // words per rank, which the leading order leaves out and which decides the depth at very
     // large `P`).
-    let rough = |g: ConfluxGrid| {
+    let rough = |g: TileGrid| {
         let v = widths(g.c, block)[0] as f64;
-        conflux_words(n as f64, g) + n as f64 * (v + 2.0)
+        leading_words(n as f64, g) + n as f64 * (v + 2.0)
     };
     grids.sort_by(|&a, &b| {
         rough(a)
@@ -286,7 +307,7 @@ pub fn plan_grid(
         work += n.div_ceil(v) * (g.px + g.py + g.c);
         weighed.push((g, cost(g, v)));
     }
-    let candidates: Vec<ConfluxGrid> = weighed.iter().map(|&(g, _)| g).collect();
+    let candidates: Vec<TileGrid> = weighed.iter().map(|&(g, _)| g).collect();
     let (grid, _) = least(&candidates, GRID_TIE, |g| {
         weighed
             .iter()
@@ -351,35 +372,35 @@ mod tests {
 
     #[test]
     fn grids_parse_and_print_alike() {
-        let g: ConfluxGrid = "4x2x3".parse().unwrap();
-        assert_eq!(g, ConfluxGrid { px: 4, py: 2, c: 3 });
-        assert_eq!(g.to_string().parse::<ConfluxGrid>(), Ok(g));
-        assert_eq!("3x5".parse::<ConfluxGrid>().map(|g| g.c), Ok(1));
-        assert!("4x".parse::<ConfluxGrid>().is_err());
-        assert!("2x2x2x2".parse::<ConfluxGrid>().is_err());
+        let g: TileGrid = "4x2x3".parse().unwrap();
+        assert_eq!(g, TileGrid { px: 4, py: 2, c: 3 });
+        assert_eq!(g.to_string().parse::<TileGrid>(), Ok(g));
+        assert_eq!("3x5".parse::<TileGrid>().map(|g| g.c), Ok(1));
+        assert!("4x".parse::<TileGrid>().is_err());
+        assert!("2x2x2x2".parse::<TileGrid>().is_err());
     }
 
-    fn grid(n: usize, p: usize) -> ConfluxGrid {
+    fn grid(n: usize, p: usize) -> TileGrid {
         choose_grid(n, p, None, 256, 0.03).unwrap()
     }
 
     #[test]
     fn depth_about_the_cube_root_of_a_quarter_of_the_ranks_when_memory_allows() {
-        assert_eq!(grid(16384, 32), ConfluxGrid { px: 4, py: 4, c: 2 });
-        assert_eq!(grid(16384, 256), ConfluxGrid { px: 8, py: 8, c: 4 });
+        assert_eq!(grid(16384, 32), TileGrid { px: 4, py: 4, c: 2 });
+        assert_eq!(grid(16384, 256), TileGrid { px: 8, py: 8, c: 4 });
         assert_eq!(
             grid(16384, 500),
-            ConfluxGrid {
+            TileGrid {
                 px: 10,
                 py: 10,
                 c: 5
             }
         );
-        assert_eq!(grid(16384, 1), ConfluxGrid { px: 1, py: 1, c: 1 });
+        assert_eq!(grid(16384, 1), TileGrid { px: 1, py: 1, c: 1 });
         assert_eq!(grid(16384, 4).c, 1, "c ≤ min(Px, Py)");
         // At P = 8 and 64 two depths tie in the model: the shallower one is kept.
-        assert_eq!(grid(16384, 8), ConfluxGrid { px: 4, py: 2, c: 1 });
-        assert_eq!(grid(16384, 64), ConfluxGrid { px: 8, py: 4, c: 2 });
+        assert_eq!(grid(16384, 8), TileGrid { px: 4, py: 2, c: 1 });
+        assert_eq!(grid(16384, 64), TileGrid { px: 8, py: 4, c: 2 });
     }
 
     #[test]
@@ -425,12 +446,12 @@ mod tests {
         for p in [8, 27, 64, 125, 512] {
             let n = 32768.0;
             let g = grid(32768, p);
-            let flat = ConfluxGrid {
+            let flat = TileGrid {
                 px: 1,
                 py: g.ranks(),
                 c: 1,
             };
-            assert!(conflux_words(n, g) < conflux_words(n, flat), "P={p}: {g}");
+            assert!(leading_words(n, g) < leading_words(n, flat), "P={p}: {g}");
         }
     }
 }
