@@ -13,10 +13,9 @@ use redblue::check::{lu_residual, solve_residual, LU_THRESHOLD};
 use redblue::comm::{CommStats, Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64};
 use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
-use redblue::kernels::KernelScalar;
+use redblue::kernels::{KernelScalar, Par};
 use redblue::lu::{
-    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_lower_bound, lu_plan, lu_rank_costs,
-    replay_is_cheap, two_d_words, LuAlgorithm, LuParams, TileGrid,
+    lu_in_place_with, lu_lower_bound, lu_with, two_d_words, LuAlgorithm, LuParams, LuPlan, TileGrid,
 };
 use serde_json::json;
 use std::fmt::Display;
@@ -75,6 +74,9 @@ pub struct LuArgs {
     /// Layout of A and B: native (the factorisation's tiles) or block-cyclic.
     #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
     layout: LayoutKind,
+    /// Threads per rank for the local products.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 impl LuArgs {
@@ -100,6 +102,7 @@ impl LuArgs {
 
 /// What `plan lu` prints and `lu` reports besides measurements.
 struct Planned {
+    plan: LuPlan,
     grid: TileGrid,
     block: usize,
     /// Largest words sent / received by a rank, by the exact model with no interchanges (or
@@ -114,30 +117,24 @@ struct Planned {
 }
 
 fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
-    let params = args.params();
     let n = args.n;
-    let (grid, v) = lu_plan(n, p, &params).map_err(text)?;
-    // The plan as given, so that the models below need not search again.
-    let params = LuParams {
-        grid: Some(grid),
-        block: Some(v),
-        ..params
-    };
-    let exact = replay_is_cheap(n, p, v);
+    let plan = LuPlan::new(n, p, &args.params()).map_err(text)?;
+    let (grid, v) = (plan.grid, plan.block);
+    let exact = plan.replay_is_cheap(p);
     let (model_words, model_received_max) = if exact {
-        let costs =
-            lu_rank_costs(n, p, &params, &diagonal_pivots(n, v), args.bytes()).map_err(text)?;
+        let costs = plan.rank_costs(p, args.bytes());
         (
             costs.iter().map(|s| s.words_sent).max().unwrap_or(0),
             costs.iter().map(|s| s.words_received).max().unwrap_or(0),
         )
     } else {
-        let average = lu_average_words(n, p, &params).map_err(text)?.round() as u64;
+        let average = plan.average_words().round() as u64;
         (average, average)
     };
     let tiles = native_layout(n, v, grid)?.local_len(0) as u64;
     let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
     Ok(Planned {
+        plan,
         grid,
         block: v,
         model_words,
@@ -179,7 +176,11 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     planned: &Planned,
 ) -> Result<RankReport, String> {
     let (n, p, k) = (args.n, comm.size(), args.nrhs);
-    let params = args.params();
+    let par = if args.threads > 1 {
+        Par::Threads(args.threads)
+    } else {
+        Par::Seq
+    };
     let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
         LayoutKind::Native => {
             let (g, v) = (planned.grid, planned.block);
@@ -210,8 +211,8 @@ fn run_rank<T: KernelScalar, C: Communicator>(
         let start = Instant::now();
         fac = Some(
             match copy {
-                Some(copy) => lu_in_place(comm, copy, &params),
-                None => lu(comm, &a, &params),
+                Some(copy) => lu_in_place_with(comm, &planned.plan, copy, par),
+                None => lu_with(comm, &planned.plan, &a, par),
             }
             .map_err(text)?,
         );
@@ -222,7 +223,9 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     }
     let fac = fac.expect("at least one repetition");
     times.sort_by(f64::total_cmp);
-    let model = lu_rank_costs(n, p, &params, fac.step_pivots(), args.bytes()).map_err(text)?;
+    let model = planned
+        .plan
+        .rank_costs_with(p, fac.step_pivots(), args.bytes());
     // Independent of A: a right-hand side made of A's own columns would be solved exactly.
     let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B).map_err(text)?;
     comm.barrier().map_err(text)?;
@@ -408,16 +411,17 @@ impl Job for LuArgs {
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
         let planned = plan(self, p)?;
-        // A and its working copy (the factors, on layer 0) and the other layers' tiles; B and
-        // X; for the check, L, U, P·A and the product's buffers.
-        let (n, c) = (self.n as f64, planned.grid.c as f64);
-        let squares = 1.0 + c + if self.check { 4.0 } else { 0.0 };
-        let bytes = (squares * n * n + 3.0 * n * self.nrhs as f64) * self.bytes() as f64;
+        // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
+        // L, U, P·A and the product's buffers.
+        let n = self.n as f64;
+        let elem = self.bytes() as f64;
+        let factor = planned.plan.memory_bytes(self.bytes()) as f64 * planned.grid.ranks() as f64;
+        let check = if self.check { 4.0 * n * n * elem } else { 0.0 };
+        let bytes = n * n * elem + factor + check + 3.0 * n * self.nrhs as f64 * elem;
         Ok((
             bytes,
             format!(
-                "{squares} matrices of order {}: the input, {} layer(s) of tiles{}",
-                self.n,
+                "the input, {} layer(s) of tiles and buffers{}",
                 planned.grid.c,
                 if self.check {
                     ", the check's L, U and products"

@@ -1,8 +1,9 @@
 //! [`lu`]: factor a distributed matrix in any layout, with COnfLUX or the 2D baseline, into
 //! [`LuFactors`].
 
-use crate::factor::{factor, gather_moves, Pivoting};
-use crate::replay::{factor_costs, gather_costs, planned_words};
+use crate::factor::{factor, gather_moves};
+use crate::plan::{pivoting_of, LuPlan};
+use crate::replay::gather_costs;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
@@ -10,10 +11,8 @@ use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar};
 use redblue_dist::exchange::exchange;
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
-use redblue_kernels::KernelScalar;
-use redblue_pipeline::{
-    choose_width, estimated_words, plan_grid, widths, Geometry, TileGrid, Tiles,
-};
+use redblue_kernels::{KernelScalar, Par};
+use redblue_pipeline::{Geometry, TileGrid, Tiles};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -48,7 +47,7 @@ impl std::str::FromStr for LuAlgorithm {
     }
 }
 
-/// The preferred tile width `v`: [`lu_plan`] takes it (as a multiple of `c`) unless it moves
+/// The preferred tile width `v`: [`lu_plan`](crate::lu_plan) takes it (as a multiple of `c`) unless it moves
 /// noticeably more words than a narrower one.
 pub const DEFAULT_BLOCK: usize = redblue_pipeline::PREFERRED_WIDTH;
 
@@ -64,7 +63,7 @@ pub struct LuParams {
     /// grid on `⌊P/c⌋` ranks); chosen with the grid when `None`.
     pub layers: Option<usize>,
     /// Tile width `v` (at least the number of layers); chosen with the grid when `None` (see
-    /// [`lu_plan`]).
+    /// [`lu_plan`](crate::lu_plan)).
     pub block: Option<usize>,
     /// Words of memory per rank, for the choice of the grid.
     pub memory: Option<f64>,
@@ -85,188 +84,72 @@ impl Default for LuParams {
     }
 }
 
-/// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks: those given, or
-/// those [`plan_grid`] finds best by the factorisation's exact volume per used rank (for a
-/// matrix needing no interchanges: every term of the model — broadcasts, shares of the layers,
-/// the tiles' discreteness — counted), the tile width a multiple of `c`.
-///
-/// # Errors
-/// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
-/// than `p` or with more layers than the tile width (or more than one, for 2D);
-/// [`LuError::Grid`] when no grid fits.
-pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize), LuError> {
-    if params.block == Some(0) {
-        return Err(LuError::InvalidParams(
-            "the tile width must be positive".into(),
-        ));
-    }
-    let pivoting = pivoting_of(params.algorithm);
-    // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
-    // more) the leading order with the broadcast stands in.
-    let exact = exact_volume_is_cheap(n, p);
-    let cost = |grid: TileGrid, v: usize| {
-        if exact {
-            planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
-        } else {
-            estimated_words(n as f64, grid, v as f64)
-        }
-    };
-    let layers = match params.algorithm {
-        LuAlgorithm::TwoD if params.layers.is_some_and(|c| c != 1) => {
-            return Err(LuError::InvalidParams("2D LU has one layer".into()));
-        }
-        LuAlgorithm::TwoD => Some(1),
-        LuAlgorithm::Conflux => params.layers,
-    };
-    if let Some(c) = layers.filter(|&c| c == 0 || c > p) {
-        return Err(LuError::InvalidParams(format!(
-            "{c} layers do not fit on {p} ranks"
-        )));
-    }
-    let (grid, v) = match params.grid {
-        Some(g) => {
-            let v = match params.block {
-                Some(v) => v,
-                None if g.px == 0 || g.py == 0 || g.c == 0 => 1,
-                None => choose_width(g.c, None, |v| cost(g, v)),
-            };
-            (g, v)
-        }
-        None => {
-            let (grid, v) =
-                plan_grid(n, p, params.memory, params.idle, layers, params.block, cost)?;
-            match params.algorithm {
-                LuAlgorithm::Conflux if params.block.is_none() && exact => {
-                    (grid, narrow_to_2d(n, p, params, grid, v, cost)?)
-                }
-                _ => (grid, v),
-            }
-        }
-    };
-    if grid.px == 0 || grid.py == 0 || grid.c == 0 || grid.ranks() > p {
-        return Err(LuError::InvalidParams(format!(
-            "grid {grid} does not fit on {p} ranks"
-        )));
-    }
-    if grid.c > v {
-        return Err(LuError::InvalidParams(format!(
-            "{} layers need a tile width of at least {}, not {v}",
-            grid.c, grid.c
-        )));
-    }
-    if params.algorithm == LuAlgorithm::TwoD && grid.c != 1 {
-        return Err(LuError::InvalidParams("2D LU has one layer".into()));
-    }
-    Ok((grid, v))
-}
-
-/// COnfLUX's tile width on `grid`, narrowed from `v` (through the widths
-/// [`plan_grid`] tries) until the exact model's largest words sent and received by a rank are
-/// no more than the 2D baseline's plan: tournament pivoting's butterfly moves `log₂ Px` blocks
-/// of `v²` per step where partial pivoting moves about one, so on grids with few layers a wide
-/// tile can cost a little more than 2D. `v` if no narrower width does better.
-fn narrow_to_2d(
-    n: usize,
-    p: usize,
-    params: &LuParams,
-    grid: TileGrid,
-    v: usize,
-    cost: impl Fn(TileGrid, usize) -> f64,
-) -> Result<usize, LuError> {
-    let two_d = LuParams {
-        algorithm: LuAlgorithm::TwoD,
-        grid: None,
-        layers: None,
-        ..params.clone()
-    };
-    let (g2, v2) = lu_plan(n, p, &two_d)?;
-    let baseline = planned_words(&Geometry::new(n, v2, g2), Pivoting::Partial) / g2.ranks() as f64;
-    // Far below the baseline on average: far below it at the busiest rank too (the exact
-    // replay is not needed).
-    if cost(grid, v) <= 0.9 * baseline {
-        return Ok(v);
-    }
-    if !replay_is_cheap(n, p, v) {
-        // Too large to replay rank by rank: by the averages.
-        return Ok(widths(grid.c, None)
-            .into_iter()
-            .rev()
-            .filter(|&w| w <= v)
-            .find(|&w| cost(grid, w) <= baseline)
-            .unwrap_or(v));
-    }
-    let maxima = |g: TileGrid, v: usize, pivoting| {
-        let stats = factor_costs(
-            &Geometry::new(n, v, g),
-            p,
-            pivoting,
-            &diagonal_pivots(n, v),
-            8,
-        );
-        let sent = stats.iter().map(|s| s.words_sent).max().unwrap_or(0);
-        let received = stats.iter().map(|s| s.words_received).max().unwrap_or(0);
-        (sent, received)
-    };
-    let (sent_2d, received_2d) = maxima(g2, v2, Pivoting::Partial);
-    let fits = |w: usize| {
-        let (sent, received) = maxima(grid, w, Pivoting::Tournament);
-        sent <= sent_2d && received <= received_2d
-    };
-    if fits(v) {
-        return Ok(v);
-    }
-    Ok(widths(grid.c, None)
-        .into_iter()
-        .rev()
-        .filter(|&w| w < v)
-        .find(|&w| fits(w))
-        .unwrap_or(v))
-}
-
-/// Whether weighing grids by the exact volume stays cheap for an `n × n` factorisation on `p`
-/// ranks: `⌈N/32⌉·(2√P + ∛P)` (the steps at the narrowest width times a grid's rows, columns
-/// and layers) at most `10⁷`.
-fn exact_volume_is_cheap(n: usize, p: usize) -> bool {
-    let side = (p as f64).sqrt() * 2.0 + (p as f64).cbrt();
-    n.div_ceil(32) as f64 * side <= 1e7
-}
-
-/// How each algorithm chooses its pivots.
-fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
-    match algorithm {
-        LuAlgorithm::Conflux => Pivoting::Tournament,
-        LuAlgorithm::TwoD => Pivoting::Partial,
-    }
-}
-
-/// `A = P·L·U` of a square matrix in any layout, on every rank of `comm`.
+/// `A = P·L·U` of a square matrix in any layout, on every rank of `comm`: [`LuPlan::new`] for
+/// this communicator, then [`lu_with`] on one thread per rank.
 ///
 /// # Collective
 /// # Errors
 /// The same on every rank: [`LuError::NotSquare`], [`LuError::NotFinite`],
-/// [`LuError::Singular`] naming the column, bad parameters (see [`lu_plan`]); communication
+/// [`LuError::Singular`] naming the column, bad parameters (see [`lu_plan`](crate::lu_plan)); communication
 /// failures.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+/// use redblue_lu::{lu, LuParams};
+///
+/// let growth = run_ranks(4, |comm| {
+///     let layout = BlockCyclic::new(200, 200, 16, 16, 2, 2).unwrap();
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout, 7).unwrap();
+///     let fac = lu(&comm, &a, &LuParams::default()).unwrap();
+///     fac.growth()
+/// });
+/// assert!(growth.iter().all(|&g| g >= 1.0 && g == growth[0]));
+/// ```
 pub fn lu<T, C, A>(comm: &C, a: &A, params: &LuParams) -> Result<LuFactors<T, A::Layout>, LuError>
 where
     T: KernelScalar,
     C: Communicator,
     A: DistMatrix<T> + ?Sized,
 {
-    let geom = plan_for(comm, a.shape(), a.layout().nranks(), params)?;
-    let native_layout = geom.layer_layout()?;
+    let plan = plan_for(comm, a.shape(), params)?;
+    lu_with(comm, &plan, a, Par::Seq)
+}
+
+/// `A = P·L·U` of a square matrix in any layout with a plan made before ([`LuPlan::new`], for
+/// `comm`'s size or fewer ranks), the local products on `par` threads per rank.
+///
+/// # Collective
+/// # Errors
+/// As [`lu`], and [`LuError::InvalidParams`] (on every rank) for a plan of another order or
+/// of more ranks than `comm` has.
+pub fn lu_with<T, C, A>(
+    comm: &C,
+    plan: &LuPlan,
+    a: &A,
+    par: Par,
+) -> Result<LuFactors<T, A::Layout>, LuError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+{
+    check_plan(comm, plan, a.shape(), a.layout().nranks())?;
+    let native_layout = plan.native_layout()?;
     // The working copy in a pooled buffer (a repeated factorisation maps no new pages); the
     // transform with beta = 0 writes every element.
     let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
     let mut native = OwnedDistMatrix::from_local(comm, native_layout, work)?;
     transform(comm, T::one(), a, Op::NoTrans, T::zero(), &mut native)?;
-    factor_native(comm, geom, params, a.layout().clone(), native.into_local())
+    factor_native(comm, plan, par, a.layout().clone(), native.into_local())
 }
 
 /// [`lu`] of a matrix given by value: in place, without a copy, when it is already in the
 /// factorisation's layout — `BlockCyclic::new(n, n, v, v, Px, Py)` in column-major rank
-/// order, with the grid and `v` that [`lu_plan`] gives — as ScaLAPACK's `pdgetrf` overwrites
-/// its input; any other layout is copied as [`lu`] does. `L` is `BlockCyclic` or a layout
-/// that can hold one (`AnyLayout`).
+/// order, with the grid and `v` that [`lu_plan`](crate::lu_plan) gives ([`LuPlan::native_layout`]) — as
+/// ScaLAPACK's `pdgetrf` overwrites its input; any other layout is copied as [`lu`] does. `L`
+/// is `BlockCyclic` or a layout that can hold one (`AnyLayout`).
 ///
 /// # Collective
 /// # Errors
@@ -281,44 +164,83 @@ where
     C: Communicator,
     L: Layout + PartialEq + From<BlockCyclic>,
 {
-    let geom = plan_for(comm, a.shape(), a.layout().nranks(), params)?;
-    if *a.layout() != L::from(geom.layer_layout()?) {
-        return lu(comm, &a, params);
-    }
-    let layout = a.layout().clone();
-    factor_native(comm, geom, params, layout, a.into_local())
+    let plan = plan_for(comm, a.shape(), params)?;
+    lu_in_place_with(comm, &plan, a, Par::Seq)
 }
 
-/// The geometry of a factorisation of a matrix of `shape` spread over `layout_ranks` ranks.
+/// [`lu_in_place`] with a plan made before, the local products on `par` threads per rank.
+///
+/// # Collective
+/// # Errors
+/// As [`lu_with`].
+pub fn lu_in_place_with<T, C, L>(
+    comm: &C,
+    plan: &LuPlan,
+    a: OwnedDistMatrix<T, L>,
+    par: Par,
+) -> Result<LuFactors<T, L>, LuError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout + PartialEq + From<BlockCyclic>,
+{
+    check_plan(comm, plan, a.shape(), a.layout().nranks())?;
+    if *a.layout() != L::from(plan.native_layout()?) {
+        return lu_with(comm, plan, &a, par);
+    }
+    let layout = a.layout().clone();
+    factor_native(comm, plan, par, layout, a.into_local())
+}
+
+/// The plan for a matrix of `shape` on `comm`.
 fn plan_for<C: Communicator>(
     comm: &C,
     (m, n): (usize, usize),
-    layout_ranks: usize,
     params: &LuParams,
-) -> Result<Geometry, LuError> {
+) -> Result<LuPlan, LuError> {
     if m != n {
         return Err(LuError::NotSquare { shape: (m, n) });
     }
-    if layout_ranks > comm.size() {
+    LuPlan::new(n, comm.size(), params)
+}
+
+/// A plan fits the matrix (of `shape`, spread over `layout_ranks` ranks) and the communicator.
+fn check_plan<C: Communicator>(
+    comm: &C,
+    plan: &LuPlan,
+    (m, n): (usize, usize),
+    layout_ranks: usize,
+) -> Result<(), LuError> {
+    if m != n {
+        return Err(LuError::NotSquare { shape: (m, n) });
+    }
+    if plan.n != n {
         return Err(LuError::InvalidParams(format!(
-            "the matrix spreads over {layout_ranks} ranks, the communicator has {}",
+            "a plan for order {} cannot factor a matrix of order {n}",
+            plan.n
+        )));
+    }
+    let need = plan.ranks().max(layout_ranks);
+    if need > comm.size() {
+        return Err(LuError::InvalidParams(format!(
+            "the plan and the matrix need {need} ranks, the communicator has {}",
             comm.size()
         )));
     }
-    let (grid, v) = lu_plan(n, comm.size(), params)?;
-    Ok(Geometry::new(n, v, grid))
+    Ok(())
 }
 
-/// Factors this rank's local array `local` of the layer layout of `geom` (empty off layer 0);
+/// Factors this rank's local array `local` of the plan's native layout (empty off layer 0);
 /// `layout` is the caller's layout, for the factors given back.
 fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     comm: &C,
-    geom: Geometry,
-    params: &LuParams,
+    plan: &LuPlan,
+    par: Par,
     layout: L,
     local: Vec<T>,
 ) -> Result<LuFactors<T, L>, LuError> {
-    let f = factor(comm, &geom, pivoting_of(params.algorithm), local)?;
+    let geom = plan.geometry();
+    let f = factor(comm, &geom, pivoting_of(plan.algorithm), local, par)?;
     let tiles = rank_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
@@ -605,60 +527,4 @@ fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -
         _ => (Vec::new(), Vec::new()),
     };
     Tiles::from_parts(rows, cols, (g.n, nrhs), local)
-}
-
-/// Every rank's predicted counters for [`lu`] of an `n × n` matrix given in the native layout
-/// (so the transforms move nothing) on `p` ranks, when the steps pivot on `pivots` (one list
-/// per step, as [`LuFactors::step_pivots`]); `bytes` is the element size. Before a run, pass
-/// [`diagonal_pivots`]: the pivots of a matrix that needs no interchanges.
-///
-/// # Errors
-/// As [`lu_plan`].
-pub fn lu_rank_costs(
-    n: usize,
-    p: usize,
-    params: &LuParams,
-    pivots: &[Vec<usize>],
-    bytes: usize,
-) -> Result<Vec<CommStats>, LuError> {
-    let (grid, v) = lu_plan(n, p, params)?;
-    let pivoting = pivoting_of(params.algorithm);
-    Ok(factor_costs(
-        &Geometry::new(n, v, grid),
-        p,
-        pivoting,
-        pivots,
-        bytes,
-    ))
-}
-
-/// Above this many (rank, step) pairs plus rows, replaying a plan rank by rank
-/// ([`lu_rank_costs`]) takes more than about a second; [`lu_average_words`] answers for any
-/// size.
-pub const EXACT_REPLAY_LIMIT: usize = 50_000_000;
-
-/// Whether [`lu_rank_costs`] of an `n × n` factorisation on `p` ranks with tile width `v`
-/// stays within [`EXACT_REPLAY_LIMIT`]: `p·⌈n/v⌉ + n` (the per-step work and the pivot lists).
-pub fn replay_is_cheap(n: usize, p: usize, v: usize) -> bool {
-    p.saturating_mul(n.div_ceil(v.max(1))).saturating_add(n) <= EXACT_REPLAY_LIMIT
-}
-
-/// The words a rank of the grid sends on average (all ranks' words over the ranks used, exact)
-/// in the factorisation of an `n × n` matrix needing no interchanges on `p` ranks, with the
-/// grid and tile width of [`lu_plan`]: what the choice of the plan compares, in `O(N/v·(Px +
-/// Py))` — cheap where the per-rank replay ([`lu_rank_costs`]) is not.
-///
-/// # Errors
-/// As [`lu_plan`].
-pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, LuError> {
-    let (grid, v) = lu_plan(n, p, params)?;
-    let pivoting = pivoting_of(params.algorithm);
-    Ok(planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64)
-}
-
-/// The pivots of a matrix that needs no row interchanges, step by step, for tile width `v`.
-pub fn diagonal_pivots(n: usize, v: usize) -> Vec<Vec<usize>> {
-    (0..n.div_ceil(v.max(1)))
-        .map(|t| (t * v..((t + 1) * v).min(n)).collect())
-        .collect()
 }

@@ -197,6 +197,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     g: &Geometry,
     pivoting: Pivoting,
     local: Vec<T>,
+    par: Par,
 ) -> Result<Factored<T>, LuError> {
     // NaN or Inf anywhere: the same error everywhere, before any work.
     let (max_a, finite) = max_abs(&local);
@@ -210,11 +211,11 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     // communicator of their own (its ranks numbered as in `comm`).
     let in_grid = g.coords(comm.rank()).is_some();
     let steps = if g.ranks() == comm.size() {
-        factor_steps(comm, g, pivoting, local)
+        factor_steps(comm, g, pivoting, local, par)
     } else {
         let grid_comm = comm.split(u32::from(!in_grid), comm.rank())?;
         if in_grid {
-            factor_steps(&grid_comm, g, pivoting, local)
+            factor_steps(&grid_comm, g, pivoting, local, par)
         } else {
             Ok(Steps::idle())
         }
@@ -267,6 +268,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
     g: &Geometry,
     pivoting: Pivoting,
     local: Vec<T>,
+    par: Par,
 ) -> Result<Steps<T>, LuError> {
     let coords = g.coords(comm.rank());
     let mut tiles = match coords {
@@ -404,7 +406,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[piv_start..], k, n - panel.end, ld)?,
-                    Par::Seq,
+                    par,
                 )?;
             }
         }
@@ -457,7 +459,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
                 T::one(),
                 a00_view,
                 b,
-                Par::Seq,
+                par,
             )?;
         }
         if un > 0 {
@@ -470,7 +472,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
                 T::one(),
                 a00_view,
                 b,
-                Par::Seq,
+                par,
             )?;
             max_u = max_u.max(max_abs(&u01[..w * un]).0);
         }
@@ -584,7 +586,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
                     Op::NoTrans,
                     T::one(),
                     MatMut::from_slice(&mut right[a_start..], mr, now, ld)?,
-                    Par::Seq,
+                    par,
                 )?;
             }
             if defer {
@@ -607,7 +609,7 @@ fn factor_steps<T: KernelScalar, C: Communicator>(
                 Op::NoTrans,
                 T::one(),
                 MatMut::from_slice(&mut right[a_start..], mr, nc, ld)?,
-                Par::Seq,
+                par,
             )?;
         }
         recycle(l_share);

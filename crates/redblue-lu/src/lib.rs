@@ -15,16 +15,20 @@ mod error;
 mod factor;
 mod model;
 mod pivot;
+mod plan;
 mod replay;
 mod solve;
 
 pub use api::{
-    diagonal_pivots, lu, lu_average_words, lu_in_place, lu_plan, lu_rank_costs, replay_is_cheap,
-    LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK, EXACT_REPLAY_LIMIT,
+    lu, lu_in_place, lu_in_place_with, lu_with, LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK,
 };
 pub use error::LuError;
 pub use model::{
     candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,
+};
+pub use plan::{
+    diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, replay_is_cheap, LuPlan,
+    EXACT_REPLAY_LIMIT,
 };
 pub use redblue_pipeline::{
     choose_grid, choose_width, estimated_words, plan_grid, GridError, TileGrid,

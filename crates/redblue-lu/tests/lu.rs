@@ -655,3 +655,57 @@ fn in_place_factors_equal_the_copying_ones_and_move_nothing_more() {
         assert_eq!(o.4, model[r].words_sent, "rank {r}");
     }
 }
+
+#[test]
+fn a_plan_is_made_before_and_checked_against_the_matrix_and_the_communicator() {
+    use redblue_kernels::Par;
+    use redblue_lu::{lu_in_place_with, lu_with, LuPlan};
+    let (n, p) = (45, 4);
+    let plan = LuPlan::new(n, p, &params(LuAlgorithm::Conflux, None, 4)).unwrap();
+    assert_eq!(
+        redblue_dist::Layout::shape(&plan.native_layout().unwrap()),
+        (n, n)
+    );
+    assert!(plan.memory_bytes(8) >= 8 * (n * n / p) as u64);
+    assert_eq!(plan.rank_costs(p, 8).len(), p);
+    let out = run_ranks(p, |comm| {
+        let a = OwnedDistMatrix::from_fn(&comm, plan.native_layout().unwrap(), |i, j| {
+            entry::<f64>(i, j, 71)
+        })
+        .unwrap();
+        // The same factors with the local products on one thread and on two.
+        let seq = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
+        let par = lu_in_place_with(&comm, &plan, a.clone(), Par::Threads(2)).unwrap();
+        let (ps, pp) = (seq.packed(&comm).unwrap(), par.packed(&comm).unwrap());
+        let diff = ps
+            .local()
+            .iter()
+            .zip(pp.local())
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f64, f64::max);
+        // A plan of another order, or of more ranks than the communicator: the same error on
+        // every rank.
+        let other = LuPlan::new(n + 1, p, &LuParams::default()).unwrap();
+        let wrong_order = lu_with(&comm, &other, &a, Par::Seq)
+            .err()
+            .map(|e| e.to_string());
+        let wide = LuPlan::new(n, 2 * p, &params(LuAlgorithm::TwoD, None, 4)).unwrap();
+        let too_wide = lu_with(&comm, &wide, &a, Par::Seq)
+            .err()
+            .map(|e| e.to_string());
+        (seq.perm() == par.perm(), diff, wrong_order, too_wide)
+    });
+    for (same_perm, diff, wrong_order, too_wide) in &out {
+        assert!(same_perm);
+        assert!(*diff < 1e-12, "{diff}");
+        assert_eq!(wrong_order, &out[0].2);
+        assert!(
+            wrong_order.as_ref().unwrap().contains("order 46"),
+            "{wrong_order:?}"
+        );
+        assert!(
+            too_wide.as_ref().unwrap().contains("need 8 ranks"),
+            "{too_wide:?}"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! Planning a factorisation before anything is allocated: [`LuPlan`] (the grid, the tile width,
+//! the native layout, the exact per-rank words and messages, the memory per rank), and the
+//! functions behind it — [`lu_plan`], [`lu_rank_costs`], [`lu_average_words`].
+
+use crate::api::{LuAlgorithm, LuParams};
+use crate::factor::Pivoting;
+use crate::replay::{factor_costs, planned_words};
+use crate::LuError;
+use redblue_comm::CommStats;
+use redblue_dist::BlockCyclic;
+use redblue_pipeline::{choose_width, estimated_words, plan_grid, widths, Geometry, TileGrid};
+
+/// A factorisation planned before anything is allocated — the plan convention of redblue's
+/// algorithm crates: a pure planner ([`LuPlan::new`]) turns the problem and the options
+/// ([`LuParams`]: grid, layers, tile width, memory, idle fraction) into a value that tells the
+/// native layout ([`LuPlan::native_layout`]), the exact per-rank words and messages
+/// ([`LuPlan::rank_costs`]) and the memory each rank needs ([`LuPlan::memory_bytes`]);
+/// execution ([`crate::lu_with`], [`crate::lu_in_place_with`]) takes the communicator, the
+/// plan, the data and a `Par`.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_kernels::Par;
+/// use redblue_lu::{lu_in_place_with, LuParams, LuPlan};
+///
+/// let plan = LuPlan::new(300, 4, &LuParams::default()).unwrap();
+/// println!("{} per rank at most", plan.memory_bytes(8)); // before anything is allocated
+/// let runs = run_ranks(4, |comm| {
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, plan.native_layout().unwrap(), 1).unwrap();
+///     comm.reset_stats();
+///     let fac = lu_in_place_with(&comm, &plan, a, Par::Seq).unwrap();
+///     (comm.stats(), fac.step_pivots().to_vec())
+/// });
+/// // The exact model of the run's pivots is what every rank measured.
+/// let model = plan.rank_costs_with(4, &runs[0].1, 8);
+/// for (r, (stats, _)) in runs.iter().enumerate() {
+///     assert_eq!(stats.words_sent, model[r].words_sent);
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct LuPlan {
+    /// The order `N`.
+    pub n: usize,
+    /// COnfLUX or 2D.
+    pub algorithm: LuAlgorithm,
+    /// The grid.
+    pub grid: TileGrid,
+    /// The tile width `v`.
+    pub block: usize,
+}
+
+impl LuPlan {
+    /// The plan of an `n × n` factorisation on `p` ranks with `params` ([`lu_plan`]).
+    ///
+    /// # Errors
+    /// As [`lu_plan`].
+    pub fn new(n: usize, p: usize, params: &LuParams) -> Result<Self, LuError> {
+        let (grid, block) = lu_plan(n, p, params)?;
+        Ok(LuPlan {
+            n,
+            algorithm: params.algorithm,
+            grid,
+            block,
+        })
+    }
+
+    /// Ranks the plan uses (`Px·Py·c`); ranks beyond are idle.
+    pub fn ranks(&self) -> usize {
+        self.grid.ranks()
+    }
+
+    /// The layout a matrix is factored in without a copy: `N × N` in `v × v` tiles over layer
+    /// 0's `Px × Py` grid, column-major rank order.
+    ///
+    /// # Errors
+    /// None for a plan from [`LuPlan::new`].
+    pub fn native_layout(&self) -> Result<BlockCyclic, LuError> {
+        Ok(self.geometry().layer_layout()?)
+    }
+
+    /// Every rank's counters (of `p`, elements of `bytes` bytes) for a matrix in the native
+    /// layout that needs no row interchanges ([`diagonal_pivots`]).
+    pub fn rank_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
+        self.rank_costs_with(p, &diagonal_pivots(self.n, self.block), bytes)
+    }
+
+    /// Every rank's counters when the steps pivot on `pivots` (one list per step, as
+    /// [`crate::LuFactors::step_pivots`]).
+    pub fn rank_costs_with(&self, p: usize, pivots: &[Vec<usize>], bytes: usize) -> Vec<CommStats> {
+        factor_costs(
+            &self.geometry(),
+            p,
+            pivoting_of(self.algorithm),
+            pivots,
+            bytes,
+        )
+    }
+
+    /// The words a grid rank sends on average, exactly, with no interchanges: cheap for any
+    /// size ([`lu_average_words`]).
+    pub fn average_words(&self) -> f64 {
+        planned_words(&self.geometry(), pivoting_of(self.algorithm)) / self.ranks() as f64
+    }
+
+    /// Bytes the busiest rank holds, elements of `bytes` bytes: its layer's tiles (grid row
+    /// and column 0 hold the most) and the step's working buffers (the panel's copies and
+    /// pieces, the update's operands: about four panels of its rows and columns).
+    pub fn memory_bytes(&self, bytes: usize) -> u64 {
+        let g = self.geometry();
+        let rows = g.owned(0, g.px).len() as u64;
+        let cols = g.owned(0, g.py).len() as u64;
+        let v = self.block as u64;
+        (rows * cols + 4 * v * (rows + cols)) * bytes as u64
+    }
+
+    /// Whether [`LuPlan::rank_costs`] stays cheap ([`replay_is_cheap`]).
+    pub fn replay_is_cheap(&self, p: usize) -> bool {
+        replay_is_cheap(self.n, p, self.block)
+    }
+
+    pub(crate) fn geometry(&self) -> Geometry {
+        Geometry::new(self.n, self.block, self.grid)
+    }
+}
+
+/// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks: those given, or
+/// those [`plan_grid`] finds best by the factorisation's exact volume per used rank (for a
+/// matrix needing no interchanges: every term of the model — broadcasts, shares of the layers,
+/// the tiles' discreteness — counted), the tile width a multiple of `c`.
+///
+/// # Errors
+/// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
+/// than `p` or with more layers than the tile width (or more than one, for 2D);
+/// [`LuError::Grid`] when no grid fits.
+pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize), LuError> {
+    if params.block == Some(0) {
+        return Err(LuError::InvalidParams(
+            "the tile width must be positive".into(),
+        ));
+    }
+    let pivoting = pivoting_of(params.algorithm);
+    // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
+    // more) the leading order with the broadcast stands in.
+    let exact = exact_volume_is_cheap(n, p);
+    let cost = |grid: TileGrid, v: usize| {
+        if exact {
+            planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
+        } else {
+            estimated_words(n as f64, grid, v as f64)
+        }
+    };
+    let layers = match params.algorithm {
+        LuAlgorithm::TwoD if params.layers.is_some_and(|c| c != 1) => {
+            return Err(LuError::InvalidParams("2D LU has one layer".into()));
+        }
+        LuAlgorithm::TwoD => Some(1),
+        LuAlgorithm::Conflux => params.layers,
+    };
+    if let Some(c) = layers.filter(|&c| c == 0 || c > p) {
+        return Err(LuError::InvalidParams(format!(
+            "{c} layers do not fit on {p} ranks"
+        )));
+    }
+    let (grid, v) = match params.grid {
+        Some(g) => {
+            let v = match params.block {
+                Some(v) => v,
+                None if g.px == 0 || g.py == 0 || g.c == 0 => 1,
+                None => choose_width(g.c, None, |v| cost(g, v)),
+            };
+            (g, v)
+        }
+        None => {
+            let (grid, v) =
+                plan_grid(n, p, params.memory, params.idle, layers, params.block, cost)?;
+            match params.algorithm {
+                LuAlgorithm::Conflux if params.block.is_none() && exact => {
+                    (grid, narrow_to_2d(n, p, params, grid, v, cost)?)
+                }
+                _ => (grid, v),
+            }
+        }
+    };
+    if grid.px == 0 || grid.py == 0 || grid.c == 0 || grid.ranks() > p {
+        return Err(LuError::InvalidParams(format!(
+            "grid {grid} does not fit on {p} ranks"
+        )));
+    }
+    if grid.c > v {
+        return Err(LuError::InvalidParams(format!(
+            "{} layers need a tile width of at least {}, not {v}",
+            grid.c, grid.c
+        )));
+    }
+    if params.algorithm == LuAlgorithm::TwoD && grid.c != 1 {
+        return Err(LuError::InvalidParams("2D LU has one layer".into()));
+    }
+    Ok((grid, v))
+}
+
+/// COnfLUX's tile width on `grid`, narrowed from `v` (through the widths
+/// [`plan_grid`] tries) until the exact model's largest words sent and received by a rank are
+/// no more than the 2D baseline's plan: tournament pivoting's butterfly moves `log₂ Px` blocks
+/// of `v²` per step where partial pivoting moves about one, so on grids with few layers a wide
+/// tile can cost a little more than 2D. `v` if no narrower width does better.
+fn narrow_to_2d(
+    n: usize,
+    p: usize,
+    params: &LuParams,
+    grid: TileGrid,
+    v: usize,
+    cost: impl Fn(TileGrid, usize) -> f64,
+) -> Result<usize, LuError> {
+    let two_d = LuParams {
+        algorithm: LuAlgorithm::TwoD,
+        grid: None,
+        layers: None,
+        ..params.clone()
+    };
+    let (g2, v2) = lu_plan(n, p, &two_d)?;
+    let baseline = planned_words(&Geometry::new(n, v2, g2), Pivoting::Partial) / g2.ranks() as f64;
+    // Far below the baseline on average: far below it at the busiest rank too (the exact
+    // replay is not needed).
+    if cost(grid, v) <= 0.9 * baseline {
+        return Ok(v);
+    }
+    if !replay_is_cheap(n, p, v) {
+        // Too large to replay rank by rank: by the averages.
+        return Ok(widths(grid.c, None)
+            .into_iter()
+            .rev()
+            .filter(|&w| w <= v)
+            .find(|&w| cost(grid, w) <= baseline)
+            .unwrap_or(v));
+    }
+    let maxima = |g: TileGrid, v: usize, pivoting| {
+        let stats = factor_costs(
+            &Geometry::new(n, v, g),
+            p,
+            pivoting,
+            &diagonal_pivots(n, v),
+            8,
+        );
+        let sent = stats.iter().map(|s| s.words_sent).max().unwrap_or(0);
+        let received = stats.iter().map(|s| s.words_received).max().unwrap_or(0);
+        (sent, received)
+    };
+    let (sent_2d, received_2d) = maxima(g2, v2, Pivoting::Partial);
+    let fits = |w: usize| {
+        let (sent, received) = maxima(grid, w, Pivoting::Tournament);
+        sent <= sent_2d && received <= received_2d
+    };
+    if fits(v) {
+        return Ok(v);
+    }
+    Ok(widths(grid.c, None)
+        .into_iter()
+        .rev()
+        .filter(|&w| w < v)
+        .find(|&w| fits(w))
+        .unwrap_or(v))
+}
+
+/// Whether weighing grids by the exact volume stays cheap for an `n × n` factorisation on `p`
+/// ranks: `⌈N/32⌉·(2√P + ∛P)` (the steps at the narrowest width times a grid's rows, columns
+/// and layers) at most `10⁷`.
+fn exact_volume_is_cheap(n: usize, p: usize) -> bool {
+    let side = (p as f64).sqrt() * 2.0 + (p as f64).cbrt();
+    n.div_ceil(32) as f64 * side <= 1e7
+}
+
+/// How each algorithm chooses its pivots.
+pub(crate) fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
+    match algorithm {
+        LuAlgorithm::Conflux => Pivoting::Tournament,
+        LuAlgorithm::TwoD => Pivoting::Partial,
+    }
+}
+
+/// Every rank's predicted counters for [`lu`] of an `n × n` matrix given in the native layout
+/// (so the transforms move nothing) on `p` ranks, when the steps pivot on `pivots` (one list
+/// per step, as [`LuFactors::step_pivots`]); `bytes` is the element size. Before a run, pass
+/// [`diagonal_pivots`]: the pivots of a matrix that needs no interchanges.
+///
+/// # Errors
+/// As [`lu_plan`].
+pub fn lu_rank_costs(
+    n: usize,
+    p: usize,
+    params: &LuParams,
+    pivots: &[Vec<usize>],
+    bytes: usize,
+) -> Result<Vec<CommStats>, LuError> {
+    let (grid, v) = lu_plan(n, p, params)?;
+    let pivoting = pivoting_of(params.algorithm);
+    Ok(factor_costs(
+        &Geometry::new(n, v, grid),
+        p,
+        pivoting,
+        pivots,
+        bytes,
+    ))
+}
+
+/// Above this many (rank, step) pairs plus rows, replaying a plan rank by rank
+/// ([`lu_rank_costs`]) takes more than about a second; [`lu_average_words`] answers for any
+/// size.
+pub const EXACT_REPLAY_LIMIT: usize = 50_000_000;
+
+/// Whether [`lu_rank_costs`] of an `n × n` factorisation on `p` ranks with tile width `v`
+/// stays within [`EXACT_REPLAY_LIMIT`]: `p·⌈n/v⌉ + n` (the per-step work and the pivot lists).
+pub fn replay_is_cheap(n: usize, p: usize, v: usize) -> bool {
+    p.saturating_mul(n.div_ceil(v.max(1))).saturating_add(n) <= EXACT_REPLAY_LIMIT
+}
+
+/// The words a rank of the grid sends on average (all ranks' words over the ranks used, exact)
+/// in the factorisation of an `n × n` matrix needing no interchanges on `p` ranks, with the
+/// grid and tile width of [`lu_plan`]: what the choice of the plan compares, in `O(N/v·(Px +
+/// Py))` — cheap where the per-rank replay ([`lu_rank_costs`]) is not.
+///
+/// # Errors
+/// As [`lu_plan`].
+pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, LuError> {
+    let (grid, v) = lu_plan(n, p, params)?;
+    let pivoting = pivoting_of(params.algorithm);
+    Ok(planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64)
+}
+
+/// The pivots of a matrix that needs no row interchanges, step by step, for tile width `v`.
+pub fn diagonal_pivots(n: usize, v: usize) -> Vec<Vec<usize>> {
+    (0..n.div_ceil(v.max(1)))
+        .map(|t| (t * v..((t + 1) * v).min(n)).collect())
+        .collect()
+}
