@@ -126,7 +126,7 @@ impl LuPlan {
     }
 }
 
-/// The grid and tile width [`lu`] uses for an `n × n` matrix on `p` ranks: those given, or
+/// The grid and tile width [`lu`](crate::lu) uses for an `n × n` matrix on `p` ranks: those given, or
 /// those [`plan_grid`] finds best by the factorisation's exact volume per used rank (for a
 /// matrix needing no interchanges: every term of the model — broadcasts, shares of the layers,
 /// the tiles' discreteness — counted), the tile width a multiple of `c`.
@@ -280,9 +280,9 @@ pub(crate) fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
     }
 }
 
-/// Every rank's predicted counters for [`lu`] of an `n × n` matrix given in the native layout
+/// Every rank's predicted counters for [`lu`](crate::lu) of an `n × n` matrix given in the native layout
 /// (so the transforms move nothing) on `p` ranks, when the steps pivot on `pivots` (one list
-/// per step, as [`LuFactors::step_pivots`]); `bytes` is the element size. Before a run, pass
+/// per step, as [`LuFactors::step_pivots`](crate::LuFactors::step_pivots)); `bytes` is the element size. Before a run, pass
 /// [`diagonal_pivots`]: the pivots of a matrix that needs no interchanges.
 ///
 /// # Errors
