@@ -19,6 +19,7 @@ use std::sync::Mutex;
 
 /// Which factorisation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LuAlgorithm {
     /// COnfLUX: 2.5D, tournament pivoting.
     #[default]

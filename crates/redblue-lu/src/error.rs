@@ -9,6 +9,7 @@ use std::fmt;
 
 /// Why a factorisation or a solve failed. Every rank returns the same error for bad input.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum LuError {
     /// `A` is not square.
     NotSquare {

@@ -77,6 +77,7 @@ pub fn estimated_words(n: f64, grid: TileGrid, v: f64) -> f64 {
 
 /// Why no grid could be chosen.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum GridError {
     /// Zero ranks, or an idle fraction outside `[0, 1)`.
     InvalidOptions(String),
