@@ -61,6 +61,13 @@ pub enum DistError {
     },
     /// The communicator failed.
     Comm(CommError),
+    /// A local buffer could not be allocated (on this rank: an allocation is not a collective).
+    OutOfMemory {
+        /// What was being allocated.
+        what: &'static str,
+        /// Its size in bytes.
+        bytes: u128,
+    },
 }
 
 impl fmt::Display for DistError {
@@ -96,6 +103,9 @@ impl fmt::Display for DistError {
                 found,
             } => write!(f, "{what} has length {found}, expected {expected}"),
             DistError::Comm(e) => write!(f, "communication failed: {e}"),
+            DistError::OutOfMemory { what, bytes } => {
+                write!(f, "cannot allocate {what} of {bytes} bytes")
+            }
         }
     }
 }

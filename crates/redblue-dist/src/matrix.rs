@@ -71,11 +71,12 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
     ///
     /// # Errors
     /// [`DistError::LayoutLargerThanComm`] if the layout spreads over more ranks than `comm` has
-    /// (the same on every rank).
+    /// (the same on every rank); [`DistError::OutOfMemory`] if this rank's buffer cannot be
+    /// allocated (on this rank: callers of collectives agree on it before going on).
     pub fn zeros<C: Communicator>(comm: &C, layout: L) -> Result<Self, DistError> {
         check_layout_fits(comm, &layout)?;
         let rank = comm.rank();
-        let local = vec![T::zero(); layout.local_len(rank)];
+        let local = try_zeros(layout.local_len(rank), "a local buffer")?;
         Ok(OwnedDistMatrix {
             layout,
             rank,
@@ -386,6 +387,18 @@ impl<T: Scalar, L: Layout> DistMatrix<T> for View<'_, T, L> {
     }
 }
 
+/// `len` zeros, or [`DistError::OutOfMemory`] instead of an abort when they cannot be had.
+pub(crate) fn try_zeros<T: Scalar>(len: usize, what: &'static str) -> Result<Vec<T>, DistError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| DistError::OutOfMemory {
+            what,
+            bytes: len as u128 * std::mem::size_of::<T>() as u128,
+        })?;
+    v.resize(len, T::zero());
+    Ok(v)
+}
+
 /// The largest of `values` (NaN if any is NaN; 0 for none).
 fn max_of(values: &[f64]) -> f64 {
     values.iter().fold(0.0f64, |m, &x| {
@@ -395,4 +408,24 @@ fn max_of(values: &[f64]) -> f64 {
             m.max(x)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redblue_comm::SelfComm;
+
+    #[test]
+    fn a_buffer_too_large_to_allocate_is_an_error_not_an_abort() {
+        let huge = OnRank::new(1 << 40, 1 << 22, 0, 1).unwrap();
+        let e = OwnedDistMatrix::<f64, _>::zeros(&SelfComm::new(), huge).unwrap_err();
+        assert_eq!(
+            e,
+            DistError::OutOfMemory {
+                what: "a local buffer",
+                bytes: (1u128 << 62) * 8
+            }
+        );
+        assert!(e.to_string().contains("cannot allocate"));
+    }
 }
