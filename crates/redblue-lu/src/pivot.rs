@@ -108,6 +108,7 @@ pub(crate) fn butterfly_size(px: usize) -> usize {
 /// Candidates participant `x < p2` holds when it enters the butterfly round at distance `d`
 /// (1, 2, 4, ...): its own `min(avail[x], w)`, merged with those of `x + p2` if there is one,
 /// and after each round the winners of its group of `d` participants (at most `w`).
+#[cfg(test)]
 pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
     if d == 1 {
         let p2 = butterfly_size(avail.len());
@@ -121,8 +122,8 @@ pub(crate) fn held(avail: &[usize], w: usize, x: usize, d: usize) -> usize {
     (held(avail, w, x, h) + held(avail, w, x ^ h, h)).min(w)
 }
 
-/// [`held`] for every participant `x < p2` and round: row `k` is the round at distance
-/// `d = 2^k`. Built bottom-up, `O(p2·log p2)` where calling [`held`] for all is `O(p2²)`.
+/// What each participant `x < p2` holds when it enters each round (the recursion of the
+/// tests' `held`, bottom-up): row `k` is the round at distance `d = 2^k`; `O(p2·log p2)`.
 pub(crate) fn held_table(avail: &[usize], w: usize) -> Vec<Vec<usize>> {
     let p2 = butterfly_size(avail.len());
     let first: Vec<usize> = (0..p2)
@@ -280,11 +281,11 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
             (mine, fact, first_zero) = playoff(&mine, &theirs, w);
         }
     }
-    let mut d = 1;
-    while d < p2 {
-        let y = x ^ d;
+    let table = held_table(avail, w);
+    for (round, held_now) in table.iter().enumerate().take(p2.trailing_zeros() as usize) {
+        let y = x ^ (1 << round);
         let partner = rank_of(y);
-        let k = held(avail, w, y, d);
+        let k = held_now[y];
         let theirs = swap_candidates(comm, Some((&mine, partner)), Some((partner, k)), w)?
             .expect("a butterfly round receives");
         (mine, fact, first_zero) = if x < y {
@@ -292,7 +293,6 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
         } else {
             playoff(&theirs, &mine, w)
         };
-        d *= 2;
     }
     Ok(Some(Chosen {
         rows: mine.rows,
