@@ -77,6 +77,9 @@ pub struct LuArgs {
     /// Threads per rank for the local products.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Finish each step's update before starting the next panel (no look-ahead).
+    #[arg(long)]
+    no_look_ahead: bool,
 }
 
 impl LuArgs {
@@ -88,6 +91,7 @@ impl LuArgs {
             block: self.block,
             memory: self.memory.map(|m| m as f64),
             idle: self.idle,
+            look_ahead: !self.no_look_ahead,
         }
     }
 

@@ -171,6 +171,114 @@ pub fn exchange_cols_into<T: Scalar, C: Communicator>(
     Ok(())
 }
 
+/// An exchange run as point-to-point messages, so that work can go on while they travel: the
+/// outgoing elements are packed at once ([`Parcel::pack`]), the sends and receives started
+/// ([`Parcel::post`]), and what arrived is unpacked once the requests are done
+/// ([`Parcel::received`], in the order [`exchange`] would give). It moves and counts exactly
+/// what [`exchange`] does (one message per pair of ranks with elements to move), but only the
+/// ranks that send or receive take part: it is not a collective.
+pub struct Parcel<T> {
+    me: usize,
+    p: usize,
+    send: Vec<T>,
+    send_counts: Vec<usize>,
+    local: Vec<T>,
+    recv: Vec<T>,
+    recv_counts: Vec<usize>,
+}
+
+impl<T: Scalar> Parcel<T> {
+    /// Packs this rank's outgoing elements of `moves` (read with `read(row, col)`) and sizes
+    /// its receive buffer; nothing moves yet.
+    pub fn pack<C: Communicator>(
+        comm: &C,
+        moves: &[Move],
+        read: impl Fn(usize, usize) -> T,
+    ) -> Self {
+        let (me, p) = (comm.rank(), comm.size());
+        let (mut send_counts, mut recv_counts) = (vec![0; p], vec![0; p]);
+        for m in moves {
+            if m.from == me {
+                send_counts[m.to] += m.words();
+            }
+            if m.to == me {
+                recv_counts[m.from] += m.words();
+            }
+        }
+        let kept = std::mem::take(&mut send_counts[me]);
+        recv_counts[me] = 0;
+        let read_cols = |j: usize, rows: &[usize], out: &mut [T]| {
+            for (o, &i) in out.iter_mut().zip(rows) {
+                *o = read(i, j);
+            }
+        };
+        let mut send = take_buffer(send_counts.iter().sum(), T::zero());
+        let mut local = take_buffer(kept, T::zero());
+        let mut at = 0;
+        for dest in (0..p).filter(|&d| d != me) {
+            for m in moves.iter().filter(|m| m.from == me && m.to == dest) {
+                at += pack(m, &read_cols, &mut send[at..]);
+            }
+        }
+        let mut at = 0;
+        for m in moves.iter().filter(|m| m.from == me && m.to == me) {
+            at += pack(m, &read_cols, &mut local[at..]);
+        }
+        let recv = take_buffer(recv_counts.iter().sum(), T::zero());
+        Parcel {
+            me,
+            p,
+            send,
+            send_counts,
+            local,
+            recv,
+            recv_counts,
+        }
+    }
+
+    /// Starts the receives and the sends (tag `tag`; no other message between the same two
+    /// ranks may use it until the requests are done). Wait on every request (e.g. with
+    /// [`redblue_comm::wait_all`]) before [`Parcel::received`].
+    ///
+    /// # Errors
+    /// A communication failure.
+    pub fn post<'a, C: Communicator>(
+        &'a mut self,
+        comm: &'a C,
+        tag: u32,
+    ) -> Result<Vec<C::Request<'a>>, CommError> {
+        let mut requests = Vec::new();
+        let mut rest: &'a mut [T] = &mut self.recv;
+        for (src, &n) in self.recv_counts.iter().enumerate() {
+            let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            if n > 0 && src != self.me {
+                requests.push(comm.irecv(chunk, src, tag)?);
+            }
+        }
+        let mut at = 0;
+        for (dest, &n) in self.send_counts.iter().enumerate() {
+            if n > 0 && dest != self.me {
+                requests.push(comm.isend(&self.send[at..at + n], dest, tag)?);
+            }
+            at += n;
+        }
+        Ok(requests)
+    }
+
+    /// What arrived (after every request of [`Parcel::post`] is done), for the same `moves`.
+    pub fn received(self, moves: &[Move]) -> Received<'_, T> {
+        recycle(self.send);
+        Received {
+            me: self.me,
+            p: self.p,
+            moves,
+            recv: self.recv,
+            local: self.local,
+        }
+    }
+}
+
 /// Writes move `m`'s elements (column by column) to the front of `out`; returns how many.
 fn pack<T>(m: &Move, read: &impl Fn(usize, &[usize], &mut [T]), out: &mut [T]) -> usize {
     let mut at = 0;

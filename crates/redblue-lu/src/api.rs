@@ -1,9 +1,8 @@
 //! [`lu`]: factor a distributed matrix in any layout, with COnfLUX or the 2D baseline, into
 //! [`LuFactors`].
 
-use crate::factor::{factor, gather_moves};
+use crate::factor::factor;
 use crate::plan::{pivoting_of, LuPlan};
-use crate::replay::gather_costs;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
@@ -12,7 +11,8 @@ use redblue_core::{Op, Scalar};
 use redblue_dist::exchange::exchange;
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
-use redblue_pipeline::{Geometry, TileGrid, Tiles};
+use redblue_pipeline::gather::{gather_costs, gather_moves};
+use redblue_pipeline::{Geometry, RunOptions, Shares, TileGrid, Tiles};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -70,6 +70,9 @@ pub struct LuParams {
     pub memory: Option<f64>,
     /// Largest fraction of ranks that may stay idle for a better grid.
     pub idle: f64,
+    /// Whether step `t + 1`'s panel sums and pivots are started before the rest of step `t`'s
+    /// update (look-ahead; the same words and messages either way).
+    pub look_ahead: bool,
 }
 
 impl Default for LuParams {
@@ -81,6 +84,7 @@ impl Default for LuParams {
             block: None,
             memory: None,
             idle: 0.03,
+            look_ahead: true,
         }
     }
 }
@@ -241,7 +245,11 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     local: Vec<T>,
 ) -> Result<LuFactors<T, L>, LuError> {
     let geom = plan.geometry();
-    let f = factor(comm, &geom, pivoting_of(plan.algorithm), local, par)?;
+    let options = RunOptions {
+        par,
+        look_ahead: plan.look_ahead,
+    };
+    let f = factor(comm, &geom, pivoting_of(plan.algorithm), local, options)?;
     let tiles = rank_tiles(&geom, comm.rank(), f.local);
     let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
     let growth = if f.max_a == 0.0 {
@@ -317,7 +325,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     ) -> Result<R, LuError> {
         let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
         if !self.gathered.load(Ordering::Acquire) {
-            let moves = gather_moves(&self.geom, &self.pivots);
+            let moves = gather_moves(&self.geom, &self.pivots, Shares::LowerAndUpper);
             exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| *tiles.at(i, j) = v);
             self.gathered.store(true, Ordering::Release);
         }
@@ -332,7 +340,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         if self.gathered.load(Ordering::Acquire) {
             vec![CommStats::default(); p]
         } else {
-            gather_costs(&self.geom, p, &self.pivots, bytes)
+            gather_costs(&self.geom, p, &self.pivots, Shares::LowerAndUpper, bytes)
         }
     }
 

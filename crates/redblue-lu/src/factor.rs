@@ -1,50 +1,108 @@
-//! The factorisation on the native layout: COnfLUX's per-step pipeline (digest §1.4) with row
-//! masking, and the same pipeline on one layer with partial pivoting as the 2D baseline.
+//! LU's hooks on the shared step loop ([`redblue_pipeline::run`]): COnfLUX (digest §1.4) with
+//! tournament pivoting and row masking, and the same loop on one layer with partial pivoting
+//! as the 2D baseline. The pipeline runs steps 1, 3, 4, 6, 7a and 9 (see its `run` module);
+//! LU adds:
 //!
-//! Step `t` factors the columns `J = t·v .. t·v + w` with the active (not yet pivoted) rows `R`:
+//! 2. the `Px` panel ranks choose `w` pivot rows (tournament or partial pivoting) and factor
+//!    `A00 = L00·U00` on them ([`crate::pivot`]);
+//! 5. the pivot rows right of the panel are summed over the layers into a 1D distribution of
+//!    their columns over the `Px·c` ranks of each grid column ([`u01_reduce_moves`]) and
+//!    solved there, `U01 = L00⁻¹·A01`; 7b. every rank receives the `U01` columns of its tiles,
+//!    its layer's share of the pivot rows ([`u01_spread_moves`]), and keeps them in its tiles;
+//! 8. the update of the layer's copy, `A11 −= L10[:, share]·U01[share, :]`, on the active rows.
 //!
-//! 1. the `c` layers' partial sums of the panel `R × J` are added on layer `t mod c` of grid
-//!    column `t mod Py` ([`panel_reduce_moves`]);
-//! 2. the `Px` ranks holding it choose `w` pivot rows (tournament or partial pivoting) and
-//!    factor `A00 = L00·U00` on them;
-//! 3. `A00` and the pivot rows are broadcast to every rank that lacks them (a binomial tree);
-//! 4. the rest of the panel, `R' × J`, goes 1D over the `Py·c` ranks of each grid row
-//!    ([`l10_scatter_moves`]), and 5. the pivot rows right of the panel are summed over the
-//!    layers into a 1D distribution of their columns over the `Px·c` ranks of each grid column
-//!    ([`u01_reduce_moves`]);
-//! 6. local triangular solves: `L10 = A10·U00⁻¹`, `U01 = L00⁻¹·A01`;
-//! 7. every rank `(x, y, z)` receives the `L10` rows of its tiles and the `U01` columns of its
-//!    tiles, restricted to its layer's share of the `w` reduction columns
-//!    ([`l10_spread_moves`], [`u01_spread_moves`]), and
-//! 8. updates its layer's copy: `A11 −= L10[:, share]·U01[share, :]`;
-//! 9. every layer keeps its share of `L10` and `U01` from step 7 in its tiles, and `A00` goes
-//!    into layer 0's. The factors end spread over the layers, in unpermuted rows (row `r` holds
-//!    `L` left of its pivot column and `U` from it on); [`gather_moves`] brings the other
-//!    layers' shares to layer 0 in one exchange when they are used.
+//! The factors end spread over the layers, in unpermuted rows (row `r` holds `L` left of its
+//! pivot column and `U` from it on); [`redblue_pipeline::gather::gather_moves`] brings the other
+//! layers' shares to layer 0 in one exchange when they are used.
 //!
-//! Every communication is planned from global facts, so [`crate::replay::factor_costs`] replays it
-//! without data.
+//! On grids whose grid rows are one rank (`Py·c = 1`) the panel is solved in place, and the
+//! update of the columns right of the next panel waits a step and is then done for
+//! [`DEFER_DEPTH`] panels at once (`k = 2v`: the trailing block streams through memory half as
+//! often); a deferred update reaches the next pivot rows before their `U01` is formed.
 
-use crate::pivot::{butterfly_size, partial, tournament, Chosen};
+use crate::pivot::{partial, tournament, Chosen};
 use crate::LuError;
-use redblue_comm::{Communicator, CommunicatorExt};
+use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
-use redblue_core::Op;
-use redblue_core::{Diag, RealScalar, ReduceOp, Scalar, Side, Uplo};
-use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
+use redblue_core::{Diag, Op, RealScalar, Scalar, Side, Uplo};
+use redblue_dist::exchange::{exchange_cols_into, Move};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
-use redblue_pipeline::steps::{
-    broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, layer_share,
-    panel_reduce_moves,
+use redblue_pipeline::steps::layer_share;
+use redblue_pipeline::{
+    mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, RunOptions, State, Step,
+    Stopped, TileAlgorithm, Tiles,
 };
-use redblue_pipeline::{mark_positions, part, Geometry, Tiles};
+use std::ops::Range;
 
 /// Panels whose update right of the next panel is done at once on grids with one-rank grid
 /// rows (`k = DEFER_DEPTH·v` for the trailing block).
-const DEFER_DEPTH: usize = 2;
+pub(crate) const DEFER_DEPTH: usize = 2;
 
-/// An update waiting on a grid with L10 in place (see [`factor`]): the columns right of the
-/// next panel have not had the last `panels` steps' update yet.
+/// How a step's pivots are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pivoting {
+    /// Tournament pivoting (COnfLUX): `⌈log₂ Px⌉` playoffs of `w × w` blocks per step.
+    Tournament,
+    /// Partial pivoting (ScaLAPACK): one search over the `Px` panel ranks per column.
+    Partial,
+}
+
+/// The outcome of [`factor`] on one rank.
+pub(crate) struct Factored<T: Scalar> {
+    /// This rank's tiles' local array: layer 0's holds the factors (the other layers' shares
+    /// still on their layers), rows in the layout's order.
+    pub local: Vec<T>,
+    /// Every step's pivot rows, in pivot order (the same on every rank).
+    pub pivots: Vec<Vec<usize>>,
+    /// Every step's `A00 = L00·U00` (packed, rows in pivot order), kept on the layer-0 ranks of
+    /// grid row `t mod Px` for the triangular solves (empty elsewhere).
+    pub a00: Vec<Vec<T>>,
+    /// `max |A|` and `max |U|` over the whole matrix.
+    pub max_a: f64,
+    pub max_u: f64,
+}
+
+/// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
+/// on `comm` (whose first `g.ranks()` ranks form the grid).
+///
+/// # Collective
+/// # Errors
+/// The same on every rank: [`LuError::NotFinite`] before any work, [`LuError::Singular`] at the
+/// first exactly zero pivot; a communication or kernel failure.
+pub(crate) fn factor<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    pivoting: Pivoting,
+    local: Vec<T>,
+    options: RunOptions,
+) -> Result<Factored<T>, LuError> {
+    let mut hooks = Lu {
+        pivoting,
+        max_u: 0.0,
+        pending: None,
+        now: None,
+    };
+    let done = run(comm, g, local, &mut hooks, options)?;
+    match done.stopped {
+        Some(why) => {
+            recycle(done.local);
+            Err(match why {
+                Stopped::NotFinite => LuError::NotFinite,
+                Stopped::Column(column) => LuError::Singular { column },
+            })
+        }
+        None => Ok(Factored {
+            local: done.local,
+            pivots: done.pivots,
+            a00: done.blocks,
+            max_a: done.max_input,
+            max_u: done.max_factor,
+        }),
+    }
+}
+
+/// An update waiting on a grid with the panel in place: the columns right of the next panel
+/// have not had the last `panels` steps' update yet.
 struct Waiting<T> {
     /// Local column of the first waiting panel (its `L10` and the later ones' are the `k`
     /// local columns from here, on the active rows).
@@ -60,27 +118,361 @@ struct Waiting<T> {
     from: usize,
 }
 
-/// How a step's pivots are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Pivoting {
-    /// Tournament pivoting (COnfLUX): `⌈log₂ Px⌉` playoffs of `w × w` blocks per step.
-    Tournament,
-    /// Partial pivoting (ScaLAPACK): one search over the `Px` panel ranks per column.
-    Partial,
+/// The `U` side of a step's update on one rank: `U01` of its columns (`my_cols`), its layer's
+/// share of the pivot rows — column `from + jj` of `u` (leading dimension `ld`) holds column
+/// `jj`, the step's rows at `off..off + share` under the waiting panels' (rows `0..off`).
+pub(crate) struct URight<T> {
+    u: Vec<T>,
+    ld: usize,
+    from: usize,
+    off: usize,
 }
 
-/// The outcome of [`factor`] on one rank.
-pub(crate) struct Factored<T: Scalar> {
-    /// Layer 0's local array of the packed factors (empty off layer 0).
-    pub local: Vec<T>,
-    /// Every step's pivot rows, in pivot order (the same on every rank).
-    pub pivots: Vec<Vec<usize>>,
-    /// Every step's `A00 = L00·U00` (packed, rows in pivot order), kept on the layer-0 ranks of
-    /// grid row `t mod Px` for the triangular solves (empty elsewhere).
-    pub a00: Vec<Vec<T>>,
-    /// `max |A|` and `max |U|` over the whole matrix.
-    pub max_a: f64,
-    pub max_u: f64,
+/// LU's hooks: the pivoting, the waiting update, and the largest `|U|`.
+struct Lu<T> {
+    pivoting: Pivoting,
+    max_u: f64,
+    pending: Option<Waiting<T>>,
+    /// During a step with the panel in place: the local column of the first panel whose
+    /// update is being done, and how many panels that is.
+    now: Option<(usize, usize)>,
+}
+
+impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
+    type Error = LuError;
+    type Model = Pivoting;
+    type Right = URight<T>;
+
+    fn model(&self) -> Pivoting {
+        self.pivoting
+    }
+
+    fn scan(&self, tiles: &Tiles<T>) -> (f64, bool) {
+        max_abs(&tiles.data)
+    }
+
+    fn factor_diagonal<C: Communicator>(
+        &mut self,
+        comm: &C,
+        g: &Geometry,
+        panel: PanelBlock<'_, T>,
+    ) -> Result<Option<Diagonal<T>>, LuError> {
+        let (y0, z0) = g.panel_owner(panel.t);
+        let rank_of = |x: usize| g.rank(x, y0, z0);
+        let (x, w, ld) = (panel.x, panel.w, panel.ld);
+        let chosen: Option<Chosen<T>> = match self.pivoting {
+            Pivoting::Tournament => tournament(
+                comm,
+                x,
+                &panel.avail,
+                rank_of,
+                panel.rows,
+                panel.vals,
+                w,
+                ld,
+            )?,
+            Pivoting::Partial => {
+                let holder = |r| g.row_px(r);
+                partial(
+                    comm, x, g.px, rank_of, holder, panel.rows, panel.vals, w, ld,
+                )?
+            }
+        };
+        Ok(chosen.map(|ch| Diagonal {
+            rows: ch.rows,
+            block: ch.a00,
+            failed: ch.first_zero,
+        }))
+    }
+
+    fn solve_panel(&self, a00: MatRef<'_, T>, l10: MatMut<'_, T>, par: Par) -> Result<(), LuError> {
+        // L10 = A10·U00⁻¹.
+        let (side, uplo, diag) = (Side::Right, Uplo::Upper, Diag::NonUnit);
+        Ok(trsm(
+            side,
+            uplo,
+            Op::NoTrans,
+            diag,
+            T::one(),
+            a00,
+            l10,
+            par,
+        )?)
+    }
+
+    fn right_side<C: Communicator>(
+        &mut self,
+        comm: &C,
+        st: &mut State<T>,
+        step: &Step,
+        a00: &[T],
+        _panel: &Panel<T>,
+    ) -> Result<URight<T>, LuError> {
+        let w = step.panel.len();
+        for i in 0..w {
+            for k in i..w {
+                self.max_u = self.max_u.max(a00[i + k * w].abs().to_f64());
+            }
+        }
+        self.pivot_rows_catch_up(st, step)?;
+        let (u01_cols, u01) = self.u01_pieces(comm, st, step, a00)?;
+        let right = self.spread_u01(comm, st, step, &u01_cols, &u01)?;
+        recycle(u01);
+        Ok(right)
+    }
+
+    fn update(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        panel: &Panel<T>,
+        right: &mut URight<T>,
+        cols: Range<usize>,
+    ) -> Result<(), LuError> {
+        if st.in_place {
+            return self.update_in_place(st, step, right, cols);
+        }
+        let (mr, ks, ld) = (step.my_rows.len(), step.share.len(), st.tiles.ld());
+        if mr == 0 || ks == 0 || cols.is_empty() {
+            return Ok(());
+        }
+        let at = (step.first_col + cols.start) * ld + st.a_start;
+        gemm(
+            T::zero() - T::one(),
+            MatRef::from_slice(&panel.share, mr, ks, mr)?,
+            Op::NoTrans,
+            MatRef::from_slice(&right.u[cols.start * ks..], ks, cols.len(), ks)?,
+            Op::NoTrans,
+            T::one(),
+            MatMut::from_slice(&mut st.tiles.data[at..], mr, cols.len(), ld)?,
+            st.par,
+        )?;
+        Ok(())
+    }
+
+    fn end_step(&mut self, _st: &State<T>, _step: &Step, right: URight<T>) {
+        self.now = None;
+        recycle(right.u);
+    }
+
+    fn block_part(&self) -> Option<Uplo> {
+        None
+    }
+
+    fn final_before(&self, st: &State<T>, step: &Step) -> usize {
+        // The waiting panels' L10 stays live, following the swaps, while their update waits.
+        match &self.pending {
+            Some(wait) => st.tiles.cols[wait.first_col],
+            None => step.panel.end,
+        }
+    }
+
+    fn max_factor(&self) -> f64 {
+        self.max_u
+    }
+}
+
+impl<T: KernelScalar> Lu<T> {
+    /// A waiting update reaches my new pivot rows before their `U01` is formed.
+    fn pivot_rows_catch_up(&self, st: &mut State<T>, step: &Step) -> Result<(), LuError> {
+        let Some(wait) = &self.pending else {
+            return Ok(());
+        };
+        let (k, ld, n) = (st.a_start - step.piv_start, st.tiles.ld(), st.g.n);
+        let first = step.first_col;
+        if k == 0 || first >= st.tiles.cols.len() {
+            return Ok(());
+        }
+        let (left, right) = st.tiles.data.split_at_mut(first * ld);
+        let cols = n - step.panel.end;
+        gemm(
+            T::zero() - T::one(),
+            MatRef::from_slice(&left[wait.first_col * ld + step.piv_start..], k, wait.k, ld)?,
+            Op::NoTrans,
+            MatRef::from_slice(&wait.u[wait.from * wait.ld..], wait.k, cols, wait.ld)?,
+            Op::NoTrans,
+            T::one(),
+            MatMut::from_slice(&mut right[step.piv_start..], k, cols, ld)?,
+            st.par,
+        )?;
+        Ok(())
+    }
+
+    /// Steps 5 and 6 for `U01`: my 1D piece's columns, and `U01` on them (`w × columns`),
+    /// summed over the layers and solved with `L00`.
+    fn u01_pieces<C: Communicator>(
+        &mut self,
+        comm: &C,
+        st: &mut State<T>,
+        step: &Step,
+        a00: &[T],
+    ) -> Result<(Vec<usize>, Vec<T>), LuError> {
+        let (g, w) = (st.g, step.panel.len());
+        let u01_cols = match st.coords {
+            Some((x, y, z)) => u01_piece(&g, step.t, y, x + g.px * z),
+            None => Vec::new(),
+        };
+        let un = u01_cols.len();
+        let moves = u01_reduce_moves(&g, step.t, &step.piv);
+        let mut u01 = take_buffer(w * un, T::zero());
+        u01.fill(T::zero());
+        mark_positions(&mut st.pos[0], &step.piv);
+        mark_positions(&mut st.pos[1], &u01_cols);
+        // What I send are my pivot rows, in pivot order: the local rows piv_start..a_start.
+        let (pos_row, pos_col) = (&st.pos[0], &st.pos[1]);
+        let (tiles, piv_start, a_start) = (&st.tiles, step.piv_start, st.a_start);
+        let (ld, col_pos) = (tiles.ld(), &tiles.col_pos);
+        exchange_cols_into(
+            comm,
+            &moves,
+            |j, rows, out| {
+                debug_assert_eq!(rows.len(), a_start - piv_start);
+                let at = col_pos[j] * ld + piv_start;
+                out.copy_from_slice(&tiles.data[at..at + rows.len()]);
+            },
+            |j, rows, vals| {
+                let col = &mut u01[pos_col[j] * w..(pos_col[j] + 1) * w];
+                for (&i, &v) in rows.iter().zip(vals) {
+                    col[pos_row[i]] += v;
+                }
+            },
+        )?;
+        if un > 0 {
+            trsm(
+                Side::Left,
+                Uplo::Lower,
+                Op::NoTrans,
+                Diag::Unit,
+                T::one(),
+                MatRef::from_slice(a00, w, w, w.max(1))?,
+                MatMut::from_slice(&mut u01, w, un, w.max(1))?,
+                st.par,
+            )?;
+            self.max_u = self.max_u.max(max_abs(&u01[..w * un]).0);
+        }
+        Ok((u01_cols, u01))
+    }
+
+    /// Step 7b: my tiles' columns of `U01`, my layer's share of the pivot rows, which I keep
+    /// in my tiles' pivot rows. With the panel in place the buffer has room for
+    /// `DEFER_DEPTH` panels' `U01` per column, and this step's goes under the waiting panels'.
+    fn spread_u01<C: Communicator>(
+        &mut self,
+        comm: &C,
+        st: &mut State<T>,
+        step: &Step,
+        u01_cols: &[usize],
+        u01: &[T],
+    ) -> Result<URight<T>, LuError> {
+        let (g, w, nc) = (st.g, step.panel.len(), step.my_cols.len());
+        let share = step.share.clone();
+        let ks = share.len();
+        let (mut u, ld, from, off) = match self.pending.as_mut() {
+            Some(wait) if st.in_place => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
+            _ if st.in_place => {
+                let ld = DEFER_DEPTH * g.v;
+                (take_buffer(ld * nc, T::zero()), ld, 0, 0)
+            }
+            _ => (take_buffer(ks * nc, T::zero()), ks, 0, 0),
+        };
+        let piv_share = &step.piv[share.clone()];
+        mark_positions(&mut st.pos[0], u01_cols);
+        mark_positions(&mut st.pos[1], &step.piv);
+        mark_positions(&mut st.pos[2], &step.my_cols);
+        let [pos_piece, pos_piv, pos_mine] = &st.pos;
+        // Every move carries a layer's share of the pivot rows: neighbours in u01's columns
+        // and in u's.
+        exchange_cols_into(
+            comm,
+            &u01_spread_moves(&g, step.t, &step.piv),
+            |j, rows, out| {
+                let at = pos_piece[j] * w + pos_piv[rows[0]];
+                out.copy_from_slice(&u01[at..at + rows.len()]);
+            },
+            |j, rows, vals| {
+                debug_assert_eq!(rows, piv_share);
+                let at = (from + pos_mine[j]) * ld + off;
+                u[at..at + ks].copy_from_slice(vals);
+            },
+        )?;
+        // I keep my share of my pivot rows of U01 where my partial sums of them were.
+        if let Some((x, _, _)) = st.coords {
+            let mine: Vec<(usize, usize)> = piv_share
+                .iter()
+                .enumerate()
+                .filter(|&(_, &r)| g.row_px(r) == x)
+                .map(|(k, &r)| (k, st.tiles.row_pos(r)))
+                .collect();
+            if !mine.is_empty() {
+                let tl = st.tiles.ld();
+                let cols = st.tiles.data[step.first_col * tl..].chunks_exact_mut(tl);
+                for (col, u_col) in cols.zip(u[from * ld..].chunks_exact(ld.max(1))) {
+                    for &(k, lr) in &mine {
+                        col[lr] = u_col[off + k];
+                    }
+                }
+            }
+        }
+        Ok(URight { u, ld, from, off })
+    }
+
+    /// Step 8 with the panel in place (every rank holds every column): the next panel's
+    /// columns now, the others when `DEFER_DEPTH` panels' updates can be done at once.
+    fn update_in_place(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        right: &mut URight<T>,
+        cols: Range<usize>,
+    ) -> Result<(), LuError> {
+        let (mr, nc, ld) = (step.my_rows.len(), step.my_cols.len(), st.tiles.ld());
+        let kb = right.off + step.share.len();
+        // The waiting panels and this one: their L10 from `first_col`, `kb` columns.
+        let (first_col, panels) = *self.now.get_or_insert_with(|| match self.pending.take() {
+            Some(wait) => (wait.first_col, wait.panels + 1),
+            None => (
+                st.tiles.col_pos.get(step.panel.start).copied().unwrap_or(0),
+                1,
+            ),
+        });
+        let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
+        if is_rest && panels < DEFER_DEPTH && nc > step.next {
+            self.pending = Some(Waiting {
+                first_col,
+                panels,
+                u: std::mem::take(&mut right.u),
+                ld: right.ld,
+                k: kb,
+                from: right.from + step.next,
+            });
+            return Ok(());
+        }
+        if mr == 0 || cols.is_empty() || kb == 0 {
+            return Ok(());
+        }
+        let (left, right_cols) = st.tiles.data.split_at_mut(step.first_col * ld);
+        gemm(
+            T::zero() - T::one(),
+            MatRef::from_slice(&left[first_col * ld + st.a_start..], mr, kb, ld)?,
+            Op::NoTrans,
+            MatRef::from_slice(
+                &right.u[(right.from + cols.start) * right.ld..],
+                kb,
+                cols.len(),
+                right.ld,
+            )?,
+            Op::NoTrans,
+            T::one(),
+            MatMut::from_slice(
+                &mut right_cols[cols.start * ld + st.a_start..],
+                mr,
+                cols.len(),
+                ld,
+            )?,
+            st.par,
+        )?;
+        Ok(())
+    }
 }
 
 /// The 1D piece of `U01` rank `(x, y, z)` solves: part `x + Px·z` of grid column `y`'s columns
@@ -150,19 +542,10 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
     out
 }
 
-/// The panel ranks that hold step `t`'s `A00` and pivots after the choice: the butterfly's
-/// `p2` for tournament pivoting, the first for partial pivoting.
-pub(crate) fn holders(g: &Geometry, pivoting: Pivoting) -> usize {
-    match pivoting {
-        Pivoting::Tournament => butterfly_size(g.px),
-        Pivoting::Partial => 1,
-    }
-}
-
 /// The largest `|x|` of `xs` (0 when empty) and whether every element is finite, in one pass
 /// of eight independent lanes without early exit, so that it vectorises (a `NaN` is skipped
 /// by the maximum and caught by the finiteness flag).
-fn max_abs<T: Scalar>(xs: &[T]) -> (f64, bool) {
+pub(crate) fn max_abs<T: Scalar>(xs: &[T]) -> (f64, bool) {
     const LANES: usize = 8;
     let (mut max, mut finite) = ([0.0f64; LANES], [true; LANES]);
     let chunks = xs.chunks_exact(LANES);
@@ -183,528 +566,6 @@ fn max_abs<T: Scalar>(xs: &[T]) -> (f64, bool) {
         max.into_iter().fold(0.0, f64::max),
         finite.into_iter().all(|f| f),
     )
-}
-
-/// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
-/// on `comm` (whose first `g.ranks()` ranks form the grid).
-///
-/// # Collective
-/// # Errors
-/// The same on every rank: [`LuError::NotFinite`] before any work, [`LuError::Singular`] at the
-/// first exactly zero pivot; a communication or kernel failure.
-pub(crate) fn factor<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    g: &Geometry,
-    pivoting: Pivoting,
-    local: Vec<T>,
-    par: Par,
-) -> Result<Factored<T>, LuError> {
-    // NaN or Inf anywhere: the same error everywhere, before any work.
-    let (max_a, finite) = max_abs(&local);
-    let mut check = [if finite { 0.0 } else { 1.0 }, max_a];
-    comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
-    if check[0] > 0.0 {
-        return Err(LuError::NotFinite);
-    }
-    let max_a = check[1];
-    // Idle ranks (beyond the grid) take no part in the steps: the grid's ranks run them on a
-    // communicator of their own (its ranks numbered as in `comm`).
-    let in_grid = g.coords(comm.rank()).is_some();
-    let steps = if g.ranks() == comm.size() {
-        factor_steps(comm, g, pivoting, local, par)
-    } else {
-        let grid_comm = comm.split(u32::from(!in_grid), comm.rank())?;
-        if in_grid {
-            factor_steps(&grid_comm, g, pivoting, local, par)
-        } else {
-            Ok(Steps::idle())
-        }
-    }?;
-    // Every rank learns the largest |U| and whether a column was singular (the grid's ranks
-    // stopped at it).
-    let mut agreed = [steps.max_u, steps.singular.map_or(0.0, |j| j as f64 + 1.0)];
-    comm.all_reduce_in_place(&mut agreed, ReduceOp::Max)?;
-    if agreed[1] > 0.0 {
-        recycle(steps.local);
-        return Err(LuError::Singular {
-            column: agreed[1] as usize - 1,
-        });
-    }
-    Ok(Factored {
-        local: steps.local,
-        pivots: steps.pivots,
-        a00: steps.a00,
-        max_a,
-        max_u: agreed[0],
-    })
-}
-
-/// What [`factor_steps`] leaves on one rank.
-struct Steps<T> {
-    local: Vec<T>,
-    pivots: Vec<Vec<usize>>,
-    a00: Vec<Vec<T>>,
-    max_u: f64,
-    /// The column with no nonzero pivot, where the steps stopped.
-    singular: Option<usize>,
-}
-
-impl<T> Steps<T> {
-    fn idle() -> Self {
-        Steps {
-            local: Vec::new(),
-            pivots: Vec::new(),
-            a00: Vec::new(),
-            max_u: 0.0,
-            singular: None,
-        }
-    }
-}
-
-/// The steps on the grid's ranks (`comm` holds exactly them, or idle ranks besides that do
-/// not call this).
-fn factor_steps<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    g: &Geometry,
-    pivoting: Pivoting,
-    local: Vec<T>,
-    par: Par,
-) -> Result<Steps<T>, LuError> {
-    let coords = g.coords(comm.rank());
-    let mut tiles = match coords {
-        Some((x, y, z)) => {
-            let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
-            let data = if z == 0 {
-                local
-            } else {
-                let mut zeros = take_buffer(len, T::zero());
-                zeros.fill(T::zero());
-                zeros
-            };
-            Tiles::new(g, x, y, data)
-        }
-        None => Tiles::empty(g),
-    };
-    let n = g.n;
-    let mut active: Vec<usize> = (0..n).collect();
-    let mut all_piv = Vec::new();
-    let mut all_a00 = Vec::new();
-    let mut max_u = 0.0f64;
-    let mut pos = vec![usize::MAX; n];
-    let mut pos2 = vec![usize::MAX; n];
-    let mut pivoted = vec![false; n];
-    // This rank's local rows `a_start..` are the active ones (pivot rows are swapped in front
-    // of them locally, never between ranks).
-    let mut a_start = 0;
-    // A grid row of one rank (`Py·c = 1`) holds the whole panel and every column: it solves
-    // L10 in place on its active rows and multiplies with it there (steps 4, 7a and 9a move
-    // nothing then).
-    let l_in_place = g.py * g.c == 1;
-    // With L10 in place, the update of the columns right of the next panel waits and is then
-    // done for `DEFER_DEPTH` steps at once (`k = 2v`: the trailing block streams through
-    // memory half as often).
-    let mut pending: Option<Waiting<T>> = None;
-    for t in 0..g.steps() {
-        let panel = g.panel(t);
-        let w = panel.len();
-        let (y0, z0) = g.panel_owner(t);
-        // 1. The panel's layer sums.
-        let m1 = panel_reduce_moves(g, t, &active);
-        exchange(comm, &m1, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
-            let a = tiles.at(i, j);
-            *a += v;
-        });
-        // 2. Pivots.
-        let avail = g.row_counts(&active);
-        let rank_of = |x: usize| g.rank(x, y0, z0);
-        let chosen: Option<Chosen<T>> = match coords {
-            Some((x, y, z)) if y == y0 && z == z0 => {
-                // My active rows are the local rows `a_start..`: the panel block is `w` column
-                // segments of my local array.
-                let rows = tiles.rows[a_start..].to_vec();
-                let (ld, pc) = (tiles.ld(), tiles.col_pos(panel.start));
-                let vals = &tiles.data[(pc * ld + a_start).min(tiles.data.len())..];
-                match pivoting {
-                    Pivoting::Tournament => {
-                        tournament(comm, x, &avail, rank_of, &rows, vals, w, ld)?
-                    }
-                    Pivoting::Partial => {
-                        let holder = |r| g.row_px(r);
-                        partial(comm, x, g.px, rank_of, holder, &rows, vals, w, ld)?
-                    }
-                }
-            }
-            _ => None,
-        };
-        // 3. A00 and the pivots to everyone.
-        let mut meta = vec![0u64; 1 + w];
-        let mut a00 = vec![T::zero(); w * w];
-        if let Some(ch) = chosen {
-            meta[0] = ch.first_zero.map_or(0, |j| j as u64 + 1);
-            for (m, &r) in meta[1..].iter_mut().zip(&ch.rows) {
-                *m = r as u64;
-            }
-            a00 = ch.a00;
-        }
-        let members = broadcast_members(g, holders(g, pivoting), t);
-        comm.tree_broadcast(&mut meta, &members)?;
-        comm.tree_broadcast(&mut a00, &members)?;
-        if meta[0] > 0 {
-            recycle(a00);
-            return Ok(Steps {
-                singular: Some(panel.start + meta[0] as usize - 1),
-                local: tiles.data,
-                ..Steps::idle()
-            });
-        }
-        let piv: Vec<usize> = meta[1..].iter().map(|&r| r as usize).collect();
-        for i in 0..w {
-            for k in i..w {
-                max_u = max_u.max(a00[i + k * w].abs().to_f64());
-            }
-        }
-        // My pivot rows to the front of my active rows, in pivot order: local rows
-        // piv_start..a_start.
-        for &r in &piv {
-            pivoted[r] = true;
-        }
-        let piv_start = a_start;
-        if let Some((x, _, _)) = coords {
-            a_start = tiles.move_rows_to(&g.rows_of(&piv, x), a_start);
-        }
-        let rest: Vec<usize> = active.iter().copied().filter(|&r| !pivoted[r]).collect();
-        let right = panel.end..n;
-
-        // 4. L10's 1D pieces (none to move when a grid row is one rank: L10 is solved in
-        // place, see `l_in_place`).
-        let (mut l10_rows, mut u01_cols) = (Vec::new(), Vec::new());
-        if let Some((x, y, z)) = coords {
-            if !l_in_place {
-                l10_rows = l10_piece(g, &rest, x, y + g.py * z);
-            }
-            u01_cols = u01_piece(g, t, y, x + g.px * z);
-        }
-        let (lm, un) = (l10_rows.len(), u01_cols.len());
-        let mut l10 = take_buffer(lm * w, T::zero());
-        if !l_in_place {
-            let m4 = l10_scatter_moves(g, t, &rest);
-            mark_positions(&mut pos, &l10_rows);
-            exchange(comm, &m4, |i, j| tiles.get(i, j))?
-                .apply(|i, j, v| l10[pos[i] + (j - panel.start) * lm] = v);
-        }
-        // A deferred update reaches my new pivot rows before their U01 is formed.
-        if let Some(wait) = &pending {
-            let (k, ld, wp) = (a_start - piv_start, tiles.ld(), wait.k);
-            let first = tiles.cols_from(panel.end).start;
-            if k > 0 && first < tiles.cols.len() {
-                let (left, right) = tiles.data.split_at_mut(first * ld);
-                gemm(
-                    T::zero() - T::one(),
-                    MatRef::from_slice(&left[wait.first_col * ld + piv_start..], k, wp, ld)?,
-                    Op::NoTrans,
-                    MatRef::from_slice(&wait.u[wait.from * wait.ld..], wp, n - panel.end, wait.ld)?,
-                    Op::NoTrans,
-                    T::one(),
-                    MatMut::from_slice(&mut right[piv_start..], k, n - panel.end, ld)?,
-                    par,
-                )?;
-            }
-        }
-        // 5. U01's 1D pieces, summed over the layers.
-        let m5 = u01_reduce_moves(g, t, &piv);
-        let mut u01 = take_buffer(w * un, T::zero());
-        u01.fill(T::zero());
-        mark_positions(&mut pos, &piv);
-        mark_positions(&mut pos2, &u01_cols);
-        // What I send are my pivot rows, in pivot order: the local rows piv_start..a_start.
-        let (tl, tc) = (tiles.ld(), &tiles.col_pos);
-        exchange_cols_into(
-            comm,
-            &m5,
-            |j, rows, out| {
-                debug_assert_eq!(rows.len(), a_start - piv_start);
-                let at = tc[j] * tl + piv_start;
-                out.copy_from_slice(&tiles.data[at..at + rows.len()]);
-            },
-            |j, rows, vals| {
-                let col = &mut u01[pos2[j] * w..(pos2[j] + 1) * w];
-                for (&i, &v) in rows.iter().zip(vals) {
-                    col[pos[i]] += v;
-                }
-            },
-        )?;
-        // 6. The triangular solves on the pieces.
-        let a00_view = MatRef::from_slice(&a00, w, w, w.max(1))?;
-        let (ld, in_place_rows) = (tiles.ld(), tiles.ld() - a_start);
-        // L10 = A10·U00⁻¹: in the local array (L10 in place) or in my 1D piece.
-        let l10_block = if l_in_place && coords.is_some() && in_place_rows > 0 {
-            let pc = tiles.col_pos(panel.start);
-            Some(MatMut::from_slice(
-                &mut tiles.data[pc * ld + a_start..],
-                in_place_rows,
-                w,
-                ld,
-            )?)
-        } else if lm > 0 {
-            Some(MatMut::from_slice(&mut l10, lm, w, lm)?)
-        } else {
-            None
-        };
-        if let Some(b) = l10_block {
-            trsm(
-                Side::Right,
-                Uplo::Upper,
-                Op::NoTrans,
-                Diag::NonUnit,
-                T::one(),
-                a00_view,
-                b,
-                par,
-            )?;
-        }
-        if un > 0 {
-            let b = MatMut::from_slice(&mut u01, w, un, w.max(1))?;
-            trsm(
-                Side::Left,
-                Uplo::Lower,
-                Op::NoTrans,
-                Diag::Unit,
-                T::one(),
-                a00_view,
-                b,
-                par,
-            )?;
-            max_u = max_u.max(max_abs(&u01[..w * un]).0);
-        }
-        // 7. The pieces to the 2.5D owners: my tiles' rows of L10 and columns of U01, my
-        // layer's share of the panel columns.
-        let (mut my_rows, mut my_cols, mut share) = (Vec::new(), Vec::new(), 0..0);
-        if let Some((_, y, z)) = coords {
-            my_rows = tiles.rows[a_start..].to_vec();
-            my_cols = right.clone().filter(|&j| g.col_py(j) == y).collect();
-            share = part(w, g.c, z);
-        }
-        let (mr, nc, ks) = (my_rows.len(), my_cols.len(), share.len());
-        let mut l_share = take_buffer(if l_in_place { 0 } else { mr * ks }, T::zero());
-        if !l_in_place {
-            let m7a = l10_spread_moves(g, t, &rest);
-            mark_positions(&mut pos, &l10_rows);
-            mark_positions(&mut pos2, &my_rows);
-            exchange(comm, &m7a, |i, j| l10[pos[i] + (j - panel.start) * lm])?.apply(|i, j, v| {
-                l_share[pos2[i] + (j - panel.start - share.start) * mr] = v;
-            });
-        }
-        let m7b = u01_spread_moves(g, t, &piv);
-        // U01 of my layer's share: my column `jj` at `u_share[(from + jj)·ldu + off..][..ks]`.
-        // With L10 in place the buffer has room for `DEFER_DEPTH` panels' U01 per column, and
-        // this step's goes under the waiting panels' (rows `0..off`): then `kb = off + ks` rows
-        // from column `from` on are the right-hand side of step 8's update.
-        let (mut u_share, ldu, from, off) = match pending.as_mut() {
-            Some(wait) if l_in_place => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
-            _ if l_in_place => {
-                let ldu = DEFER_DEPTH * g.v;
-                (take_buffer(ldu * nc, T::zero()), ldu, 0, 0)
-            }
-            _ => (take_buffer(ks * nc, T::zero()), ks, 0, 0),
-        };
-        let kb = off + ks;
-        let piv_share = &piv[share.clone()];
-        mark_positions(&mut pos, &u01_cols);
-        mark_positions(&mut pos2, &piv);
-        // Every move carries a layer's share of the pivot rows: neighbours in u01's columns
-        // and in u_share's.
-        let mut pos3 = vec![usize::MAX; n];
-        mark_positions(&mut pos3, &my_cols);
-        exchange_cols_into(
-            comm,
-            &m7b,
-            |j, rows, out| {
-                let at = pos[j] * w + pos2[rows[0]];
-                out.copy_from_slice(&u01[at..at + rows.len()]);
-            },
-            |j, rows, vals| {
-                debug_assert_eq!(rows, piv_share);
-                let at = (from + pos3[j]) * ldu + off;
-                u_share[at..at + ks].copy_from_slice(vals);
-            },
-        )?;
-        // Every layer keeps what the spread brought it of the factors: its share of the L10
-        // columns (on the panel's grid column) and of the U01 rows, where its own partial
-        // sums of them were (no longer needed: steps 1 and 5 summed them).
-        let first = tiles.cols_from(panel.end).start;
-        if let Some((x, y, _)) = coords {
-            if y == y0 && !l_in_place && mr > 0 {
-                let pc = tiles.col_pos(panel.start);
-                for jj in 0..ks {
-                    let at = pc + share.start + jj;
-                    let col = &mut tiles.data[at * ld + a_start..(at + 1) * ld];
-                    col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
-                }
-            }
-            // Column by column: my pivot rows are neighbours in each column.
-            let mine: Vec<(usize, usize)> = piv_share
-                .iter()
-                .enumerate()
-                .filter(|&(_, &r)| g.row_px(r) == x)
-                .map(|(k, &r)| (k, tiles.row_pos(r)))
-                .collect();
-            if !mine.is_empty() {
-                let cols = tiles.data[first * ld..].chunks_exact_mut(ld);
-                let u_cols = u_share[from * ldu..].chunks_exact(ldu.max(1));
-                for (col, u) in cols.zip(u_cols) {
-                    for &(k, lr) in &mine {
-                        col[lr] = u[off + k];
-                    }
-                }
-            }
-        }
-        // 8. The update of my layer's copy, in place: my active rows are the contiguous
-        // local rows `a_start..`, in the order of `my_rows`.
-        if l_in_place {
-            // Every rank holds every column: the columns right of the next panel wait until
-            // `DEFER_DEPTH` panels' updates can be done at once.
-            let next = if t + 1 < g.steps() {
-                g.panel(t + 1).len()
-            } else {
-                0
-            };
-            let pc = tiles.col_pos.get(panel.start).copied().unwrap_or(0);
-            // `u_share` holds the waiting panels' U01 over this step's (`kb` rows).
-            let (first_col, panels) = match pending.take() {
-                Some(wait) => (wait.first_col, wait.panels + 1),
-                None => (pc, 1),
-            };
-            let defer = panels < DEFER_DEPTH && next > 0 && nc > next;
-            let now = if defer { next } else { nc };
-            if mr > 0 && now > 0 && kb > 0 {
-                let (left, right) = tiles.data.split_at_mut(first * ld);
-                gemm(
-                    T::zero() - T::one(),
-                    MatRef::from_slice(&left[first_col * ld + a_start..], mr, kb, ld)?,
-                    Op::NoTrans,
-                    MatRef::from_slice(&u_share[from * ldu..], kb, now, ldu)?,
-                    Op::NoTrans,
-                    T::one(),
-                    MatMut::from_slice(&mut right[a_start..], mr, now, ld)?,
-                    par,
-                )?;
-            }
-            if defer {
-                pending = Some(Waiting {
-                    first_col,
-                    panels,
-                    u: std::mem::take(&mut u_share),
-                    ld: ldu,
-                    k: kb,
-                    from: from + next,
-                });
-            }
-        } else if mr > 0 && nc > 0 && ks > 0 {
-            let right = &mut tiles.data[first * ld..];
-            gemm(
-                T::zero() - T::one(),
-                MatRef::from_slice(&l_share, mr, ks, mr)?,
-                Op::NoTrans,
-                MatRef::from_slice(&u_share, ks, nc, ks)?,
-                Op::NoTrans,
-                T::one(),
-                MatMut::from_slice(&mut right[a_start..], mr, nc, ld)?,
-                par,
-            )?;
-        }
-        recycle(l_share);
-        recycle(u_share);
-        // 9. A00 into layer 0's tiles (the layers' shares of L10 and U01 stay where step 7
-        // left them; `gather_moves` brings them to layer 0 when the factors are used).
-        if let Some((x, y, 0)) = coords {
-            if y == y0 {
-                for (k, &r) in piv.iter().enumerate() {
-                    if g.row_px(r) == x {
-                        for (jj, j) in panel.clone().enumerate() {
-                            *tiles.at(r, j) = a00[k + jj * w];
-                        }
-                    }
-                }
-            }
-        }
-        // The panel's columns are final: later swaps leave them alone.
-        // (This panel's L10 stays live, following the swaps, while its update waits.)
-        tiles.freeze_before(match &pending {
-            Some(wait) => tiles.cols[wait.first_col],
-            None => panel.end,
-        });
-        recycle(l10);
-        recycle(u01);
-        all_piv.push(piv);
-        all_a00.push(
-            if coords.is_some_and(|(x, _, z)| x == g.solver_row(t) && z == 0) {
-                a00
-            } else {
-                Vec::new()
-            },
-        );
-        active = rest;
-    }
-    tiles.sort_rows();
-    Ok(Steps {
-        local: tiles.data,
-        pivots: all_piv,
-        a00: all_a00,
-        max_u,
-        singular: None,
-    })
-}
-
-/// The moves that bring the layers' shares of the factors to layer 0's tiles, all steps in
-/// one list: step 7 left rank `(x, y, z)` holding, in its tiles, layer `z`'s share of the panel
-/// columns of `L10` (on the panel's grid column) and of the pivot rows of `U01`. Nothing moves
-/// with one layer; the words are those a per-step write-back would move, in one message per
-/// pair of ranks.
-pub(crate) fn gather_moves(g: &Geometry, pivots: &[Vec<usize>]) -> Vec<Move> {
-    let mut out = Vec::new();
-    if g.c == 1 {
-        return out;
-    }
-    let mut pivoted = vec![false; g.n];
-    let mut rest: Vec<usize> = (0..g.n).collect();
-    for (t, piv) in pivots.iter().enumerate() {
-        for &r in piv {
-            pivoted[r] = true;
-        }
-        rest.retain(|&r| !pivoted[r]);
-        let panel = g.panel(t);
-        let (y0, _) = g.panel_owner(t);
-        let right: Vec<Vec<usize>> = (0..g.py)
-            .map(|y| (panel.end..g.n).filter(|&j| g.col_py(j) == y).collect())
-            .collect();
-        for z in 1..g.c {
-            let share = layer_share(panel.len(), g, z);
-            let l_cols: Vec<usize> = share.clone().map(|j| panel.start + j).collect();
-            for x in 0..g.px {
-                let l_rows = g.rows_of(&rest, x);
-                if !l_rows.is_empty() && !l_cols.is_empty() {
-                    out.push(Move {
-                        from: g.rank(x, y0, z),
-                        to: g.rank(x, y0, 0),
-                        rows: l_rows,
-                        cols: l_cols.clone(),
-                    });
-                }
-                let u_rows = g.rows_of(&piv[share.clone()], x);
-                for (y, cols) in right.iter().enumerate() {
-                    if !u_rows.is_empty() && !cols.is_empty() {
-                        out.push(Move {
-                            from: g.rank(x, y, z),
-                            to: g.rank(x, y, 0),
-                            rows: u_rows.clone(),
-                            cols: cols.clone(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 
 use crate::api::{LuAlgorithm, LuParams};
 use crate::factor::Pivoting;
-use crate::replay::{factor_costs, planned_words};
 use crate::LuError;
 use redblue_comm::CommStats;
 use redblue_dist::BlockCyclic;
-use redblue_pipeline::{choose_width, estimated_words, plan_grid, widths, Geometry, TileGrid};
+use redblue_pipeline::{
+    choose_width, estimated_words, factor_costs, plan_grid, planned_words, widths, Geometry,
+    TileGrid,
+};
 
 /// A factorisation planned before anything is allocated — the plan convention of redblue's
 /// algorithm crates: a pure planner ([`LuPlan::new`]) turns the problem and the options
@@ -50,6 +52,9 @@ pub struct LuPlan {
     pub grid: TileGrid,
     /// The tile width `v`.
     pub block: usize,
+    /// Whether the next step's panel is started before the rest of the update (see
+    /// [`LuParams::look_ahead`]).
+    pub look_ahead: bool,
 }
 
 impl LuPlan {
@@ -64,6 +69,7 @@ impl LuPlan {
             algorithm: params.algorithm,
             grid,
             block,
+            look_ahead: params.look_ahead,
         })
     }
 
@@ -93,7 +99,7 @@ impl LuPlan {
         factor_costs(
             &self.geometry(),
             p,
-            pivoting_of(self.algorithm),
+            &pivoting_of(self.algorithm),
             pivots,
             bytes,
         )
@@ -102,7 +108,7 @@ impl LuPlan {
     /// The words a grid rank sends on average, exactly, with no interchanges: cheap for any
     /// size ([`lu_average_words`]).
     pub fn average_words(&self) -> f64 {
-        planned_words(&self.geometry(), pivoting_of(self.algorithm)) / self.ranks() as f64
+        planned_words(&self.geometry(), &pivoting_of(self.algorithm)) / self.ranks() as f64
     }
 
     /// Bytes the busiest rank holds, elements of `bytes` bytes: its layer's tiles (grid row
@@ -147,7 +153,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
     let exact = exact_volume_is_cheap(n, p);
     let cost = |grid: TileGrid, v: usize| {
         if exact {
-            planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64
+            planned_words(&Geometry::new(n, v, grid), &pivoting) / grid.ranks() as f64
         } else {
             estimated_words(n as f64, grid, v as f64)
         }
@@ -221,7 +227,7 @@ fn narrow_to_2d(
         ..params.clone()
     };
     let (g2, v2) = lu_plan(n, p, &two_d)?;
-    let baseline = planned_words(&Geometry::new(n, v2, g2), Pivoting::Partial) / g2.ranks() as f64;
+    let baseline = planned_words(&Geometry::new(n, v2, g2), &Pivoting::Partial) / g2.ranks() as f64;
     // Far below the baseline on average: far below it at the busiest rank too (the exact
     // replay is not needed).
     if cost(grid, v) <= 0.9 * baseline {
@@ -240,7 +246,7 @@ fn narrow_to_2d(
         let stats = factor_costs(
             &Geometry::new(n, v, g),
             p,
-            pivoting,
+            &pivoting,
             &diagonal_pivots(n, v),
             8,
         );
@@ -299,7 +305,7 @@ pub fn lu_rank_costs(
     Ok(factor_costs(
         &Geometry::new(n, v, grid),
         p,
-        pivoting,
+        &pivoting,
         pivots,
         bytes,
     ))
@@ -326,7 +332,7 @@ pub fn replay_is_cheap(n: usize, p: usize, v: usize) -> bool {
 pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, LuError> {
     let (grid, v) = lu_plan(n, p, params)?;
     let pivoting = pivoting_of(params.algorithm);
-    Ok(planned_words(&Geometry::new(n, v, grid), pivoting) / grid.ranks() as f64)
+    Ok(planned_words(&Geometry::new(n, v, grid), &pivoting) / grid.ranks() as f64)
 }
 
 /// The pivots of a matrix that needs no row interchanges, step by step, for tile width `v`.

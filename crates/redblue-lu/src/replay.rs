@@ -1,113 +1,76 @@
-//! The exact per-rank counters of a factorisation from sizes alone, without listing any move.
-//!
-//! Every exchange of a step is a set of groups, each an outer product: every sender `s` of the
-//! group sends every receiver `d` a block of `a_s × b_d` elements (its rows × their columns,
-//! or the reverse) — the panel's layer sums, the scatter of `L10`, the reduction of `U01`, the
-//! spreads. A rank's words and messages in a group follow from the sums and the counts of the
-//! sizes, so a step costs `O(P + v)` to replay where listing its moves costs `O(P·moves)`; the
-//! tests hold this replay equal to the one over the move lists that the factorisation runs.
-//! The counting itself is [`Tally`]'s.
+//! LU's part of the exact model ([`redblue_pipeline::replay`] counts the shared steps): the
+//! choice of the pivots (the tournament's butterfly, or partial pivoting's per-column search)
+//! and the `U` side (the reduction of `U01` to its 1D pieces and their spread), as groups of
+//! outer products of sizes ([`Tally`]), and their words summed over the ranks for the choice
+//! of the plan.
 
-use crate::factor::{holders, Pivoting};
+use crate::factor::Pivoting;
 use crate::pivot::{butterfly_size, held_table};
 use redblue_comm::volume::Tally;
-use redblue_comm::CommStats;
-use redblue_pipeline::steps::{count_broadcast, count_panel_pieces, count_panel_reduce, owned_in};
-use redblue_pipeline::{part, Geometry};
+use redblue_pipeline::steps::owned_in;
+use redblue_pipeline::{part, Geometry, Shares, StepModel, StepSizes};
+use std::ops::Range;
 
-/// Counts of a step, per grid row or column.
-struct StepSizes {
-    /// Active rows of each grid row.
-    active: Vec<usize>,
-    /// Pivot rows of each grid row.
-    pivots: Vec<usize>,
-    /// Columns right of the panel in each grid column.
-    right: Vec<usize>,
-    /// Each layer's share of the panel width.
-    share: Vec<usize>,
-}
-
-/// Every rank's counters for the factorisation on `p` ranks with the given pivots (one list
-/// per step), element size `bytes`: the two agreements over all ranks, and per step the panel's
-/// layer sums, the pivot choice, the broadcast of `A00` and the pivots, the scatter of `L10`,
-/// the reduction of `U01` and the two spreads.
-pub(crate) fn factor_costs(
-    g: &Geometry,
-    p: usize,
-    pivoting: Pivoting,
-    pivots: &[Vec<usize>],
-    bytes: usize,
-) -> Vec<CommStats> {
-    let mut tally = Tally::new(p);
-    tally.all_reduce(2, 8);
-    let mut sizes = StepSizes {
-        active: (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect(),
-        pivots: vec![0; g.px],
-        right: vec![0; g.py],
-        share: (0..g.c).map(|z| part(0, g.c, z).len()).collect(),
-    };
-    let mut senders = Vec::with_capacity(g.ranks());
-    let mut receivers = Vec::with_capacity(g.ranks());
-    let mut rest = vec![0usize; g.px];
-    for (t, piv) in pivots.iter().enumerate() {
-        let panel = g.panel(t);
-        let w = panel.len();
-        sizes.pivots.fill(0);
-        for &r in piv {
-            sizes.pivots[g.row_px(r)] += 1;
-        }
-        for y in 0..g.py {
-            sizes.right[y] = owned_in(panel.end, g.n, g.v, g.py, y);
-        }
-        for z in 0..g.c {
-            sizes.share[z] = part(w, g.c, z).len();
-        }
-        // 1. The panel's layer sums.
-        count_panel_reduce(&mut tally, g, t, &sizes.active, bytes);
-        // 2. The pivots.
-        pivot_costs(&mut tally, g, pivoting, t, &sizes, piv, bytes);
-        // 3. A00 and the pivots.
-        count_broadcast(
-            &mut tally,
-            g,
-            holders(g, pivoting),
-            t,
-            (1 + w, w * w),
-            bytes,
-        );
-        // 4. and 7a. L10: scattered to the 1D pieces, spread to the layers' shares.
-        for (r, (&a, &p)) in rest.iter_mut().zip(sizes.active.iter().zip(&sizes.pivots)) {
-            *r = a - p;
-        }
-        count_panel_pieces(&mut tally, g, t, &rest, bytes);
-        // 5. and 7b. U01: reduced to the 1D pieces, spread to the layers' shares.
-        let pieces = g.px * g.c;
-        for y in 0..g.py {
-            senders.clear();
-            receivers.clear();
-            for q in 0..pieces {
-                receivers.push((
-                    g.rank(q % g.px, y, q / g.px),
-                    part(sizes.right[y], pieces, q).len(),
-                ));
-            }
-            for z in 0..g.c {
-                senders.extend((0..g.px).map(|x| (g.rank(x, y, z), sizes.pivots[x])));
-            }
-            tally.product(&senders, &receivers, bytes);
-            for z in 0..g.c {
-                for x in 0..g.px {
-                    senders[x + g.px * z].1 = sizes.share[z];
-                }
-            }
-            tally.product(&receivers, &senders, bytes);
-        }
-        for x in 0..g.px {
-            sizes.active[x] -= sizes.pivots[x];
+impl StepModel for Pivoting {
+    fn holders(&self, g: &Geometry, _t: usize) -> Range<usize> {
+        match self {
+            Pivoting::Tournament => 0..butterfly_size(g.px),
+            Pivoting::Partial => 0..1,
         }
     }
-    tally.all_reduce(2, 8);
-    tally.stats
+
+    fn pivots(&self) -> bool {
+        true
+    }
+
+    fn shares(&self) -> Shares {
+        Shares::LowerAndUpper
+    }
+
+    fn count_own(
+        &self,
+        tally: &mut Tally,
+        g: &Geometry,
+        t: usize,
+        sizes: &StepSizes,
+        piv: &[usize],
+        bytes: usize,
+    ) {
+        pivot_costs(tally, g, *self, t, sizes, piv, bytes);
+        u01_costs(tally, g, sizes, bytes);
+    }
+
+    fn own_words(&self, g: &Geometry, t: usize, active: &[usize]) -> usize {
+        pivot_words(g, *self, t, active) + u01_words(g, t)
+    }
+}
+
+/// Steps 5 and 7b's counters: `U01` reduced to the 1D pieces of its columns, spread to the
+/// layers' shares.
+fn u01_costs(tally: &mut Tally, g: &Geometry, sizes: &StepSizes, bytes: usize) {
+    let pieces = g.px * g.c;
+    let mut senders = Vec::with_capacity(g.ranks());
+    let mut receivers = Vec::with_capacity(g.ranks());
+    for y in 0..g.py {
+        senders.clear();
+        receivers.clear();
+        for q in 0..pieces {
+            receivers.push((
+                g.rank(q % g.px, y, q / g.px),
+                part(sizes.right[y], pieces, q).len(),
+            ));
+        }
+        for z in 0..g.c {
+            senders.extend((0..g.px).map(|x| (g.rank(x, y, z), sizes.pivots[x])));
+        }
+        tally.product(&senders, &receivers, bytes);
+        for z in 0..g.c {
+            for x in 0..g.px {
+                senders[x + g.px * z].1 = sizes.share[z];
+            }
+        }
+        tally.product(&receivers, &senders, bytes);
+    }
 }
 
 /// Step 2's counters: the tournament's butterfly, or partial pivoting's per-column search and
@@ -171,157 +134,71 @@ fn pivot_costs(
     }
 }
 
-/// The words all ranks together send in a factorisation that needs no row interchanges (the
-/// planning assumption, [`crate::diagonal_pivots`]), computed from per-step sums in
-/// `O(Px + Py + c)` per step: what the choice of grid and tile width compares. It is the sum
-/// of [`factor_costs`]'s `words_sent` over the ranks, exactly.
-pub(crate) fn planned_words(g: &Geometry, pivoting: Pivoting) -> f64 {
-    let (px, py, c) = (g.px, g.py, g.c);
-    let p = g.ranks();
-    let mut total = 0.0f64;
-    // The two all-reduces of two words.
-    let all_reduce = |n: usize| {
-        (0..p.min(n + 1))
-            .map(|r| {
-                let mine = n / p + usize::from(r < n % p);
-                n - mine + mine * (p - 1)
-            })
-            .sum::<usize>()
-            + (p.saturating_sub(n + 1)) * (n - n / p)
-    };
-    total += 2.0 * all_reduce(2) as f64;
-    let holders = match pivoting {
-        Pivoting::Tournament => butterfly_size(px),
-        Pivoting::Partial => 1,
-    };
-    let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.n, g.v, px, x)).collect();
-    let mut shares = vec![0usize; c];
-    for t in 0..g.steps() {
-        let panel = g.panel(t);
-        let w = panel.len();
-        let (y0, z0) = g.panel_owner(t);
-        let pivot_row = t % px;
-        for (z, k) in shares.iter_mut().enumerate() {
-            *k = part(w, c, z).len();
+/// Step 2's words summed over the ranks, with no interchanges (the pivots are on grid row
+/// `t mod Px`).
+fn pivot_words(g: &Geometry, pivoting: Pivoting, t: usize, active: &[usize]) -> usize {
+    let (px, w) = (g.px, g.panel(t).len());
+    match pivoting {
+        Pivoting::Tournament => {
+            let p2 = butterfly_size(px);
+            let fold: usize = (p2..px).map(|x| active[x].min(w) * (w + 1)).sum();
+            let rounds = p2.trailing_zeros() as usize;
+            fold + held_table(active, w)
+                .iter()
+                .take(rounds)
+                .map(|row| row.iter().sum::<usize>() * (w + 1))
+                .sum::<usize>()
         }
-        // `prefix(m, block)`: the shares of the first `m` pieces when pieces come in blocks of
-        // `block` per layer (piece q in layer q / block).
-        let prefix = |m: usize, block: usize| -> usize {
-            let whole = (m / block).min(c);
-            shares[..whole].iter().sum::<usize>() * block
-                + if whole < c {
-                    (m % block) * shares[whole]
-                } else {
-                    0
-                }
-        };
-        let mut step = 0usize;
-        // 1. layer sums of the panel.
-        step += (c - 1) * w * active.iter().sum::<usize>();
-        // 2. pivots.
-        step += match pivoting {
-            Pivoting::Tournament => {
-                let p2 = holders;
-                let fold: usize = (p2..px).map(|x| active[x].min(w) * (w + 1)).sum();
-                let rounds = p2.trailing_zeros() as usize;
-                fold + held_table(&active, w)
-                    .iter()
-                    .take(rounds)
-                    .map(|row| row.iter().sum::<usize>() * (w + 1))
-                    .sum::<usize>()
-            }
-            Pivoting::Partial if px > 1 => px * 2 * w * (px - 1) + w * w * (px - 1),
-            Pivoting::Partial => 0,
-        };
-        // 3. the broadcast to every grid rank but the holders.
-        step += (p - holders) * (w * w + 1 + w);
-        // 4. and 7a. L10 per grid row.
-        let pieces = py * c;
-        let own = y0 + py * z0;
-        for (x, &a) in active.iter().enumerate() {
-            let rest = a - if x == pivot_row { w } else { 0 };
-            step += w * (rest - part(rest, pieces, own).len());
-            let (base, rem) = (rest / pieces, rest % pieces);
-            step += py * w * rest - (base * py * w + prefix(rem, py));
-        }
-        // 5. and 7b. U01 per grid column.
-        let pieces = px * c;
-        for y in 0..py {
-            let right = owned_in(panel.end, g.n, g.v, py, y);
-            let (base, rem) = (right / pieces, right % pieces);
-            // Only grid row `t mod Px` holds pivot rows; its c ranks skip their own piece.
-            let own_pieces = (0..c).filter(|z| pivot_row + px * z < rem).count();
-            step += c * w * right - (c * w * base + w * own_pieces);
-            step += px * w * right - (base * px * w + prefix(rem, px));
-        }
-        active[pivot_row] -= w;
-        total += step as f64;
+        Pivoting::Partial if px > 1 => px * 2 * w * (px - 1) + w * w * (px - 1),
+        Pivoting::Partial => 0,
     }
-    total
 }
 
-/// Every rank's counters for gathering the layers' shares of the factors to layer 0
-/// ([`crate::factor::gather_moves`]), from sizes: rank `(x, y, z ≥ 1)` sends layer 0's
-/// `(x, y, 0)` its share of every step, in one message.
-pub(crate) fn gather_costs(
-    g: &Geometry,
-    p: usize,
-    pivots: &[Vec<usize>],
-    bytes: usize,
-) -> Vec<CommStats> {
-    let mut tally = Tally::new(p);
-    if g.c == 1 {
-        return tally.stats;
-    }
-    let mut words = vec![0usize; g.ranks()];
-    let mut active: Vec<usize> = (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect();
-    let mut share_rows = vec![0usize; g.px * g.c];
-    for (t, piv) in pivots.iter().enumerate() {
-        let panel = g.panel(t);
-        let w = panel.len();
-        let (y0, _) = g.panel_owner(t);
-        share_rows.fill(0);
-        for z in 0..g.c {
-            for &r in &piv[part(w, g.c, z)] {
-                share_rows[g.row_px(r) + g.px * z] += 1;
+/// Steps 5 and 7b's words summed over the ranks, with no interchanges.
+fn u01_words(g: &Geometry, t: usize) -> usize {
+    let (px, py, c) = (g.px, g.py, g.c);
+    let panel = g.panel(t);
+    let w = panel.len();
+    let pivot_row = g.solver_row(t);
+    let shares: Vec<usize> = (0..c).map(|z| part(w, c, z).len()).collect();
+    // The shares of the first `m` pieces when pieces come in blocks of `px` per layer.
+    let prefix = |m: usize| -> usize {
+        let whole = (m / px).min(c);
+        shares[..whole].iter().sum::<usize>() * px
+            + if whole < c {
+                (m % px) * shares[whole]
+            } else {
+                0
             }
-        }
-        for &r in piv {
-            active[g.row_px(r)] -= 1;
-        }
-        for z in 1..g.c {
-            let k = part(w, g.c, z).len();
-            for x in 0..g.px {
-                words[g.rank(x, y0, z)] += active[x] * k;
-                for y in 0..g.py {
-                    let cols = owned_in(panel.end, g.n, g.v, g.py, y);
-                    words[g.rank(x, y, z)] += share_rows[x + g.px * z] * cols;
-                }
-            }
-        }
+    };
+    let pieces = px * c;
+    let mut words = 0;
+    for y in 0..py {
+        let right = owned_in(panel.end, g.n, g.v, py, y);
+        let (base, rem) = (right / pieces, right % pieces);
+        // Only grid row `t mod Px` holds pivot rows; its c ranks skip their own piece.
+        let own_pieces = (0..c).filter(|z| pivot_row + px * z < rem).count();
+        words += c * w * right - (c * w * base + w * own_pieces);
+        words += px * w * right - (base * px * w + prefix(rem));
     }
-    for (r, &n) in words.iter().enumerate() {
-        if n > 0 {
-            let (x, y, _) = g.coords(r).expect("a grid rank");
-            tally.send(r, n, 1, bytes);
-            tally.receive(g.rank(x, y, 0), n, 1, bytes);
-        }
-    }
-    tally.stats
+    words
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::factor::{gather_moves, holders, u01_reduce_moves, u01_spread_moves};
+    use crate::factor::{u01_reduce_moves, u01_spread_moves};
     use crate::pivot::{partial_transfers, tournament_transfers};
     use crate::TileGrid;
     use redblue_comm::volume::tree_broadcast as tree_transfers;
     use redblue_comm::volume::{self, Transfers};
+    use redblue_comm::CommStats;
     use redblue_dist::exchange::Move;
+    use redblue_pipeline::gather::{gather_costs, gather_moves};
     use redblue_pipeline::steps::{
         broadcast_members, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
     };
+    use redblue_pipeline::{factor_costs, Shares};
 
     /// Every rank's counters for [`crate::factor::factor`] on `p` ranks with the given pivots (one list per
     /// step), element size `bytes`, replayed over the move lists the steps run: the moves of every
@@ -380,7 +257,7 @@ mod tests {
                     add(rank, &tr, bytes);
                 }
             }
-            let members = broadcast_members(g, holders(g, pivoting), t);
+            let members = broadcast_members(g, pivoting.holders(g, t), t);
             for r in 0..p {
                 for tr in tree_transfers(r, &members, 1 + w) {
                     add(r, &tr, 8);
@@ -397,6 +274,15 @@ mod tests {
         }
         for r in 0..p {
             add(r, &volume::all_reduce(r, p, 2), 8);
+        }
+        // The pivots to the idle ranks.
+        if p > g.ranks() {
+            let members: Vec<usize> = std::iter::once(0).chain(g.ranks()..p).collect();
+            for r in 0..p {
+                for tr in tree_transfers(r, &members, g.n) {
+                    add(r, &tr, 8);
+                }
+            }
         }
         stats
     }
@@ -462,19 +348,20 @@ mod tests {
                         continue;
                     }
                     let lists = model_costs(&g, p, pivoting, &pivots, 8);
-                    let sizes = factor_costs(&g, p, pivoting, &pivots, 8);
+                    let sizes = factor_costs(&g, p, &pivoting, &pivots, 8);
                     assert_eq!(
                         sizes, lists,
                         "n={n} v={v} grid {px}x{py}x{c} p={p} k={k} {pivoting:?}"
                     );
                 }
-                let lists: Vec<CommStats> = Move::transfers(&gather_moves(&g, &pivots), p)
-                    .iter()
-                    .enumerate()
-                    .map(|(r, tr)| tr.stats(r, 16))
-                    .collect();
+                let lists: Vec<CommStats> =
+                    Move::transfers(&gather_moves(&g, &pivots, Shares::LowerAndUpper), p)
+                        .iter()
+                        .enumerate()
+                        .map(|(r, tr)| tr.stats(r, 16))
+                        .collect();
                 assert_eq!(
-                    gather_costs(&g, p, &pivots, 16),
+                    gather_costs(&g, p, &pivots, Shares::LowerAndUpper, 16),
                     lists,
                     "gather n={n} {px}x{py}x{c}"
                 );

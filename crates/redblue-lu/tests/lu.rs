@@ -267,6 +267,72 @@ fn measured_words_equal_the_model_exactly() {
 }
 
 #[test]
+fn look_ahead_moves_the_same_words_and_gives_the_same_factors() {
+    // Grids with and without layers, one-rank grid rows (the waiting update), idle ranks.
+    for (n, p, grid, v, algorithm) in [
+        (
+            47,
+            8,
+            Some(TileGrid { px: 2, py: 2, c: 2 }),
+            4,
+            LuAlgorithm::Conflux,
+        ),
+        (
+            45,
+            13,
+            Some(TileGrid { px: 3, py: 2, c: 2 }),
+            6,
+            LuAlgorithm::Conflux,
+        ),
+        (
+            50,
+            2,
+            Some(TileGrid { px: 2, py: 1, c: 1 }),
+            4,
+            LuAlgorithm::Conflux,
+        ),
+        (41, 6, None, 4, LuAlgorithm::TwoD),
+        (
+            33,
+            4,
+            Some(TileGrid { px: 1, py: 2, c: 2 }),
+            4,
+            LuAlgorithm::Conflux,
+        ),
+    ] {
+        let run = |look_ahead: bool| {
+            let pr = LuParams {
+                look_ahead,
+                ..params(algorithm, grid, v)
+            };
+            run_ranks(p, |comm| {
+                let la = BlockCyclic::new(n, n, 3, 3, 1, p).unwrap();
+                let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 5)).unwrap();
+                comm.barrier().unwrap();
+                comm.reset_stats();
+                let fac = lu(&comm, &a, &pr).unwrap();
+                let stats = counters(&comm.stats());
+                let packed = fac.packed(&comm).unwrap().into_local();
+                (stats, packed, fac.perm().to_vec())
+            })
+        };
+        let (ahead, in_turn) = (run(true), run(false));
+        for (r, (a, b)) in ahead.iter().zip(&in_turn).enumerate() {
+            // Idle ranks too know the permutation (they take part in `packed`, which
+            // gathers the layers' shares and permutes).
+            assert_eq!(a.2, ahead[0].2, "rank {r} knows the pivots");
+            assert_eq!(a.0, b.0, "rank {r}: n={n} p={p} {algorithm}");
+            assert_eq!(a.2, b.2, "pivots, rank {r}");
+            let same =
+                a.1.iter()
+                    .zip(&b.1)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same && a.1.len() == b.1.len(), "factors, rank {r}");
+        }
+    }
+}
+
+#[test]
 fn idle_ranks_return_the_same_singular_column_as_the_grid() {
     let (n, p) = (30, 11);
     let pr = params(

@@ -239,7 +239,9 @@ impl<T: Copy> Tiles<T> {
             self.rows.swap(a, b);
             self.row_pos[self.rows[a]] = a;
             self.row_pos[self.rows[b]] = b;
-            swaps.push((a, b));
+            if a != b {
+                swaps.push((a, b));
+            }
         }
         self.swap_data(&swaps);
         at + rows.len()

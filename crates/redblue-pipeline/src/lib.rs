@@ -13,12 +13,20 @@
 //! All of it is pure: no communicator, no data; the algorithm crates run the plans with
 //! [`redblue_dist::exchange`] and the communicator's tree broadcast.
 
+pub mod gather;
 mod geometry;
 mod grid;
+pub mod replay;
+pub mod run;
 pub mod steps;
 
+pub use gather::Shares;
 pub use geometry::{mark_positions, part, Geometry, Tiles};
 pub use grid::{
     choose_grid, choose_width, estimated_words, leading_words, plan_grid, widths, GridError,
     TileGrid, PREFERRED_WIDTH,
+};
+pub use replay::{factor_costs, planned_words, StepModel, StepSizes};
+pub use run::{
+    run, Diagonal, Panel, PanelBlock, Run, RunOptions, State, Step, Stopped, TileAlgorithm,
 };

@@ -10,6 +10,7 @@
 use crate::geometry::{part, Geometry};
 use redblue_comm::volume::Tally;
 use redblue_dist::exchange::Move;
+use std::ops::Range;
 
 /// Step 1: the layers' partial sums of the panel rows `active × J` to layer `t mod c`.
 pub fn panel_reduce_moves(g: &Geometry, t: usize, active: &[usize]) -> Vec<Move> {
@@ -101,28 +102,33 @@ pub fn l10_spread_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
 }
 
 /// Step 3's broadcast of step `t`'s diagonal block (and, for LU, the pivots): from one of the
-/// `holders` panel ranks `(0..holders, y0, z0)` that have it (LU's butterfly leaves it on the
-/// first `p2` panel ranks, partial pivoting and Cholesky's `potrf` on one; they take turns as
-/// the root, one turn per round of the panel over the `Py·c`
-/// (grid column, layer) pairs, so that the root's grid row does not follow the panel's) to every other rank of the grid (idle ranks take no
-/// part), along a binomial tree whose order rotates from step to step by a stride near the
-/// golden section of its length. An interior node at position `q` sends about
-/// `log₂(L/q)` copies, so a fixed order would make the same ranks send `log₂ L` copies every
-/// step; rotated, every rank sends about one copy per step on average, and at most a few more
-/// over the whole factorisation.
-pub fn broadcast_members(g: &Geometry, holders: usize, t: usize) -> Vec<usize> {
-    let (y0, z0) = g.panel_owner(t);
-    // The holders are the grid ranks base..base + holders (x runs fastest).
-    let base = g.rank(0, y0, z0);
+/// panel ranks `(x, y0, z0)`, `x` in `holders`, that have it (LU's butterfly leaves it on the
+/// first `p2` grid rows, partial pivoting on grid row 0, Cholesky's `potrf` on the diagonal
+/// block's grid row `t mod Px`; they take turns as the root, one turn per round of the panel
+/// over the `Py·c` (grid column, layer) pairs, so that the root's grid row does not follow the
+/// panel's) to every other rank of the grid (idle ranks take no part), along a binomial tree
+/// whose order rotates from step to step by a stride near the golden section of its length.
+/// An interior node at position `q` sends about `log₂(L/q)` copies, so a fixed order would
+/// make the same ranks send `log₂ L` copies every step; rotated, every rank sends about one
+/// copy per step on average, and at most a few more over the whole factorisation.
+pub fn broadcast_members(g: &Geometry, holders: Range<usize>, t: usize) -> Vec<usize> {
+    let (base, count) = holder_ranks(g, &holders, t);
     let others: Vec<usize> = (0..g.ranks())
-        .filter(|r| !(base..base + holders).contains(r))
+        .filter(|r| !(base..base + count).contains(r))
         .collect();
     let shift = (t * rotation_stride(others.len())) % others.len().max(1);
     let mut members = Vec::with_capacity(others.len() + 1);
-    members.push(base + (t / (g.py * g.c)) % holders);
+    members.push(base + (t / (g.py * g.c)) % count);
     members.extend_from_slice(&others[shift..]);
     members.extend_from_slice(&others[..shift]);
     members
+}
+
+/// The first holder rank of step `t` and how many there are (consecutive ranks: `x` runs
+/// fastest).
+fn holder_ranks(g: &Geometry, holders: &Range<usize>, t: usize) -> (usize, usize) {
+    let (y0, z0) = g.panel_owner(t);
+    (g.rank(holders.start, y0, z0), holders.len().max(1))
 }
 
 /// A stride near `0.618·len`, coprime with `len`: successive rotations by it visit every
@@ -183,23 +189,22 @@ pub fn count_panel_reduce(
 pub fn count_broadcast(
     tally: &mut Tally,
     g: &Geometry,
-    holders: usize,
+    holders: Range<usize>,
     t: usize,
     (meta, block): (usize, usize),
     bytes: usize,
 ) {
-    let (y0, z0) = g.panel_owner(t);
-    let base = g.rank(0, y0, z0);
-    let root = base + (t / (g.py * g.c)) % holders;
-    let others = g.ranks() - holders;
+    let (base, count) = holder_ranks(g, &holders, t);
+    let root = base + (t / (g.py * g.c)) % count;
+    let others = g.ranks() - count;
     let shift = (t * rotation_stride(others)) % others.max(1);
     let position = |r: usize| -> Option<usize> {
         if r == root {
             Some(0)
-        } else if r >= g.ranks() || (base..base + holders).contains(&r) {
+        } else if r >= g.ranks() || (base..base + count).contains(&r) {
             None
         } else {
-            let idx = if r < base { r } else { r - holders };
+            let idx = if r < base { r } else { r - count };
             Some(1 + (idx + others - shift) % others)
         }
     };
@@ -228,6 +233,80 @@ pub fn count_panel_pieces(tally: &mut Tally, g: &Geometry, t: usize, rest: &[usi
             owners.extend((0..g.py).map(|y| (g.rank(x, y, z), share)));
         }
         tally.product(&holders, &owners, bytes);
+    }
+}
+
+/// Step 7b of a factorisation whose `U` side is `L10ᴴ` (Cholesky): every rank `(x, y, z)`
+/// needs the `L10` rows `j` of its tile columns (`col_py(j) = y`), its layer's share of the
+/// panel columns — exactly what rank `(row_px(j), y, z)` holds after step 7a. So the rows move
+/// within a grid column and layer: rank `(x', y, z)` sends its rows `j` of `rest` with
+/// `col_py(j) = y` to every `(x, y, z)` (to itself a copy).
+pub fn transpose_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
+    let panel = g.panel(t);
+    let mut out = Vec::new();
+    for z in 0..g.c {
+        let cols: Vec<usize> = layer_share(panel.len(), g, z)
+            .map(|j| panel.start + j)
+            .collect();
+        if cols.is_empty() {
+            continue;
+        }
+        for y in 0..g.py {
+            for from_x in 0..g.px {
+                let rows: Vec<usize> = rest
+                    .iter()
+                    .copied()
+                    .filter(|&j| g.row_px(j) == from_x && g.col_py(j) == y)
+                    .collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                for x in 0..g.px {
+                    out.push(Move {
+                        from: g.rank(from_x, y, z),
+                        to: g.rank(x, y, z),
+                        rows: rows.clone(),
+                        cols: cols.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How many of the indices `start..n` each (grid row, grid column) pair holds as a diagonal
+/// pair: `counts[x + Px·y]` indices `j` with `row_px(j) = x` and `col_py(j) = y`, in `O(N/v)`.
+pub fn diagonal_counts(g: &Geometry, start: usize) -> Vec<usize> {
+    let mut counts = vec![0; g.px * g.py];
+    let mut j = start;
+    while j < g.n {
+        let end = ((j / g.v + 1) * g.v).min(g.n);
+        counts[g.row_px(j) + g.px * g.col_py(j)] += end - j;
+        j = end;
+    }
+    counts
+}
+
+/// Step 7b's counts for [`transpose_moves`] with `rest = panel.end..N` (no pivoting): in each
+/// grid column `y` and layer `z`, every rank `(x', y, z)` sends its `R(x', y)` rows
+/// ([`diagonal_counts`]) of its layer's share to every other rank of the grid column.
+pub fn count_transpose(tally: &mut Tally, g: &Geometry, t: usize, bytes: usize) {
+    let panel = g.panel(t);
+    let counts = diagonal_counts(g, panel.end);
+    let mut group = Vec::with_capacity(g.px);
+    let mut shares = Vec::with_capacity(g.px);
+    for z in 0..g.c {
+        let share = layer_share(panel.len(), g, z).len();
+        for y in 0..g.py {
+            group.clear();
+            shares.clear();
+            for x in 0..g.px {
+                group.push((g.rank(x, y, z), counts[x + g.px * y]));
+                shares.push((g.rank(x, y, z), share));
+            }
+            tally.product(&group, &shares, bytes);
+        }
     }
 }
 
@@ -289,8 +368,8 @@ mod tests {
                     &listed(&l10_spread_moves(&g, t, &rest), p, 8),
                 );
                 let w = g.panel(t).len();
-                count_broadcast(&mut by_counts, &g, holders, t, (1 + w, w * w), 16);
-                let members = broadcast_members(&g, holders, t);
+                count_broadcast(&mut by_counts, &g, 0..holders, t, (1 + w, w * w), 16);
+                let members = broadcast_members(&g, 0..holders, t);
                 for (r, s) in by_lists.iter_mut().enumerate() {
                     for tr in volume::tree_broadcast(r, &members, 1 + w) {
                         *s = *s + tr.stats(r, 8);
@@ -318,7 +397,7 @@ mod tests {
         );
         let mut tally = Tally::new(g.ranks());
         for t in 0..g.steps() {
-            count_broadcast(&mut tally, &g, 8, t, (0, 1), 8);
+            count_broadcast(&mut tally, &g, 0..8, t, (0, 1), 8);
         }
         let most = tally.stats.iter().map(|s| s.words_sent).max().unwrap() as f64;
         let mean = tally.stats.iter().map(|s| s.words_sent).sum::<u64>() as f64 / 500.0;

@@ -1,0 +1,1 @@
+//! Seed 002's sequential Cholesky algorithms on a simulated two-level memory.

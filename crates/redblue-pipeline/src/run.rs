@@ -1,0 +1,755 @@
+//! The step loop every 2.5D factorisation runs, driven by the algorithm's hooks
+//! ([`TileAlgorithm`]): LU and Cholesky differ only in how the diagonal block is factored (and
+//! its rows chosen), how the panel is solved, where the `U` side of the update comes from and
+//! how the update is done.
+//!
+//! Step `t` factors the columns `J = t·v .. t·v + w` on the active rows `R`:
+//!
+//! 1. the `c` layers' partial sums of the panel `R × J` are added on the panel owner's layer
+//!    ([`panel_reduce_moves`]); with look-ahead, posted during the previous step's update;
+//! 2. the `Px` ranks holding the reduced panel choose `w` rows and factor the diagonal block on
+//!    them ([`TileAlgorithm::factor_diagonal`]: tournament or partial pivoting for LU, `potrf`
+//!    for Cholesky); with look-ahead, before the previous step's update of the other columns;
+//! 3. the block and (when the algorithm pivots) its rows go to every rank that lacks them (a
+//!    binomial tree, [`broadcast_members`]); every rank moves its rows of them in front of its
+//!    active rows (row masking: local swaps only);
+//! 4. the panel's rows below the block, `R' × J`, go 1D over the `Py·c` ranks of each grid row
+//!    ([`l10_scatter_moves`]; nothing moves when a grid row is one rank: the panel is solved in
+//!    place), and 6. each piece is solved with the block ([`TileAlgorithm::solve_panel`]);
+//! 7. every rank receives the solved rows of its tiles, its layer's share of the `w` columns
+//!    ([`l10_spread_moves`]), and keeps them in its tiles if it is on the panel's grid column;
+//! 5. and 7b. the `U` side ([`TileAlgorithm::right_side`]): LU reduces, solves and spreads the
+//!    pivot rows right of the panel; Cholesky takes `L10ᴴ` from the spread pieces;
+//! 8. every rank updates its layer's copy ([`TileAlgorithm::update`]): the next panel's columns
+//!    first, then (with look-ahead, after posting step `t + 1`'s steps 1 and 2) the rest;
+//! 9. the diagonal block goes into layer 0's tiles.
+//!
+//! Every move is planned from facts every rank has, so [`crate::replay::factor_costs`]
+//! replays the same counts without data.
+
+use crate::geometry::{mark_positions, part, Geometry, Tiles};
+use crate::replay::StepModel;
+use crate::steps::{
+    broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
+};
+use redblue_comm::{wait_all, CommError, Communicator, CommunicatorExt};
+use redblue_core::pool::{recycle, take_buffer};
+use redblue_core::{ReduceOp, Uplo};
+use redblue_dist::exchange::{exchange, Move, Parcel};
+use redblue_kernels::{KernelError, KernelScalar, MatMut, MatRef, Par};
+use std::ops::Range;
+
+/// The tag of the posted panel reductions (step 1).
+const TAG_PANEL_SUMS: u32 = 0x00C0_2A00;
+
+/// What step 2 leaves on the ranks that hold the diagonal block.
+pub struct Diagonal<T> {
+    /// The step's rows in their order (pivot order for LU; the panel's own rows without
+    /// pivoting).
+    pub rows: Vec<usize>,
+    /// The factored `w × w` block, column-major (LU: `L00\U00`; Cholesky: `L00` in its lower
+    /// triangle).
+    pub block: Vec<T>,
+    /// The first column (0-based, within the panel) whose pivot failed (zero, or not
+    /// positive), if any.
+    pub failed: Option<usize>,
+}
+
+/// The reduced panel on one of the ranks `(x, y0, z0)` that factor it (step 2's input).
+pub struct PanelBlock<'a, T> {
+    /// The step.
+    pub t: usize,
+    /// This rank's grid row.
+    pub x: usize,
+    /// Active rows of every grid row.
+    pub avail: Vec<usize>,
+    /// This rank's active rows (global), in local order.
+    pub rows: &'a [usize],
+    /// Their values: `rows.len() × w`, column-major with leading dimension `ld`.
+    pub vals: &'a [T],
+    /// Leading dimension of `vals`.
+    pub ld: usize,
+    /// The panel width.
+    pub w: usize,
+}
+
+/// The facts of step `t` on one rank, after the block's rows are known (step 3).
+pub struct Step {
+    /// The step.
+    pub t: usize,
+    /// The panel's columns.
+    pub panel: Range<usize>,
+    /// The panel owner's grid column and layer.
+    pub owner: (usize, usize),
+    /// The block's rows (pivot rows), in order.
+    pub piv: Vec<usize>,
+    /// The active rows after this step.
+    pub rest: Vec<usize>,
+    /// This rank's rows of `piv` are local rows `piv_start..State::a_start`, in pivot order.
+    pub piv_start: usize,
+    /// This rank's rows of `rest` (global), in local order: local rows `a_start..`.
+    pub my_rows: Vec<usize>,
+    /// This rank's columns right of the panel (global, ascending): local columns
+    /// `first_col..`.
+    pub my_cols: Vec<usize>,
+    /// Local column of `my_cols[0]`.
+    pub first_col: usize,
+    /// This rank's layer's share of the `w` panel columns.
+    pub share: Range<usize>,
+    /// How many of `my_cols` are the next panel's (updated first).
+    pub next: usize,
+}
+
+/// The solved panel on one rank (steps 4, 6 and 7a).
+pub struct Panel<T> {
+    /// This rank's 1D piece: its rows (global) and `L10` on them, `rows.len() × w`
+    /// column-major (empty when the panel is solved in place).
+    pub piece_rows: Vec<usize>,
+    /// See `piece_rows`.
+    pub piece: Vec<T>,
+    /// `L10` on this rank's rows `Step::my_rows`, its layer's share of the columns:
+    /// `my_rows.len() × share.len()` column-major (empty when in place: then in the tiles).
+    pub share: Vec<T>,
+}
+
+/// The hooks of one factorisation: what LU and Cholesky do differently in the loop of
+/// [`run`].
+pub trait TileAlgorithm<T: KernelScalar> {
+    /// What a hook can fail with.
+    type Error: From<CommError> + From<KernelError>;
+    /// The cost model of the steps (who holds the block, the algorithm's own moves).
+    type Model: StepModel;
+    /// The `U` side of a step's update ([`TileAlgorithm::right_side`]).
+    type Right;
+
+    /// The model.
+    fn model(&self) -> Self::Model;
+
+    /// The largest `|a|` of the part of the input it reads (layer 0's `tiles`) and whether
+    /// every element of that part is finite.
+    fn scan(&self, tiles: &Tiles<T>) -> (f64, bool);
+
+    /// Step 2 on panel rank `panel.x` of step `panel.t`: choose the block's rows and factor it.
+    /// Returns the block on the holders ([`StepModel::holders`]), `None` elsewhere.
+    ///
+    /// # Errors
+    /// A communication or kernel failure.
+    fn factor_diagonal<C: Communicator>(
+        &mut self,
+        comm: &C,
+        g: &Geometry,
+        panel: PanelBlock<'_, T>,
+    ) -> Result<Option<Diagonal<T>>, Self::Error>;
+
+    /// Step 6: the panel rows below the block, solved with it in place (`L10 = A10·U00⁻¹`,
+    /// `L10 = A10·L00⁻ᴴ`).
+    ///
+    /// # Errors
+    /// A kernel failure.
+    fn solve_panel(
+        &self,
+        block: MatRef<'_, T>,
+        l10: MatMut<'_, T>,
+        par: Par,
+    ) -> Result<(), Self::Error>;
+
+    /// Steps 5 and 7b: the `U` side of the update on this rank.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication or kernel failure.
+    fn right_side<C: Communicator>(
+        &mut self,
+        comm: &C,
+        st: &mut State<T>,
+        step: &Step,
+        block: &[T],
+        panel: &Panel<T>,
+    ) -> Result<Self::Right, Self::Error>;
+
+    /// Step 8 on the columns `my_cols[cols]` (the next panel's first, then the rest).
+    ///
+    /// # Errors
+    /// A kernel failure.
+    fn update(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        panel: &Panel<T>,
+        right: &mut Self::Right,
+        cols: Range<usize>,
+    ) -> Result<(), Self::Error>;
+
+    /// The end of a step: the `U` side's buffers back (or kept for a later step).
+    fn end_step(&mut self, st: &State<T>, step: &Step, right: Self::Right);
+
+    /// What of the block goes into layer 0's tiles: all of it (`None`) or one triangle.
+    fn block_part(&self) -> Option<Uplo>;
+
+    /// Local columns left of this global column are final after step `step` (row swaps leave
+    /// them alone from then on).
+    fn final_before(&self, st: &State<T>, step: &Step) -> usize {
+        let _ = st;
+        step.panel.end
+    }
+
+    /// The largest `|entry|` of the factor it tracks (LU: `U`, for the growth factor).
+    fn max_factor(&self) -> f64 {
+        0.0
+    }
+}
+
+/// A step's block as every rank has it after step 3.
+enum Broadcast<T> {
+    /// Its rows and the factored block.
+    Block(Vec<usize>, Vec<T>),
+    /// The first failing column (global).
+    Failed(usize),
+}
+
+/// One rank's state between steps.
+pub struct State<T> {
+    /// The geometry.
+    pub g: Geometry,
+    /// This rank's grid position (`None` off the grid).
+    pub coords: Option<(usize, usize, usize)>,
+    /// This rank's tiles of its layer.
+    pub tiles: Tiles<T>,
+    /// The active rows (global), in order.
+    pub active: Vec<usize>,
+    /// This rank's active rows are its local rows `a_start..`.
+    pub a_start: usize,
+    /// Whether the panel is solved in place (a grid row is one rank: `Py·c = 1`).
+    pub in_place: bool,
+    /// Threads per rank for the local kernels.
+    pub par: Par,
+    /// Scratch: global index → position, `N` entries each.
+    pub pos: [Vec<usize>; 3],
+    pivoted: Vec<bool>,
+}
+
+impl<T: KernelScalar> State<T> {
+    fn new(g: &Geometry, rank: usize, local: Vec<T>, par: Par) -> Self {
+        let coords = g.coords(rank);
+        let tiles = match coords {
+            Some((x, y, z)) => {
+                let data = if z == 0 {
+                    local
+                } else {
+                    let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
+                    let mut zeros = take_buffer(len, T::zero());
+                    zeros.fill(T::zero());
+                    zeros
+                };
+                Tiles::new(g, x, y, data)
+            }
+            None => Tiles::empty(g),
+        };
+        let n = g.n;
+        State {
+            g: *g,
+            coords,
+            tiles,
+            active: (0..n).collect(),
+            a_start: 0,
+            in_place: g.py * g.c == 1,
+            par,
+            pos: [
+                vec![usize::MAX; n],
+                vec![usize::MAX; n],
+                vec![usize::MAX; n],
+            ],
+            pivoted: vec![false; n],
+        }
+    }
+
+    /// Step 1 packed and posted: this rank's partial sums of step `t`'s panel (on `active`)
+    /// sent, the others' receives started.
+    fn pack_panel_sums<C: Communicator>(&self, comm: &C, t: usize) -> (Vec<Move>, Parcel<T>) {
+        let moves = panel_reduce_moves(&self.g, t, &self.active);
+        let parcel = Parcel::pack(comm, &moves, |i, j| self.tiles.get(i, j));
+        (moves, parcel)
+    }
+
+    /// Adds the received partial sums of a panel into the tiles.
+    fn add_panel_sums(&mut self, moves: &[Move], parcel: Parcel<T>) {
+        parcel.received(moves).apply(|i, j, v| {
+            *self.tiles.at(i, j) += v;
+        });
+    }
+
+    /// Step 2 on the panel ranks of step `t` (the hook), `None` elsewhere.
+    fn choose<C: Communicator, A: TileAlgorithm<T>>(
+        &self,
+        comm: &C,
+        algo: &mut A,
+        t: usize,
+    ) -> Result<Option<Diagonal<T>>, A::Error> {
+        let (y0, z0) = self.g.panel_owner(t);
+        match self.coords {
+            Some((x, y, z)) if y == y0 && z == z0 => {
+                // My active rows are the local rows `a_start..`: the panel block is `w`
+                // column segments of my local array.
+                let panel = self.g.panel(t);
+                let (ld, pc) = (self.tiles.ld(), self.tiles.col_pos(panel.start));
+                let block = PanelBlock {
+                    t,
+                    x,
+                    avail: self.g.row_counts(&self.active),
+                    rows: &self.tiles.rows[self.a_start..],
+                    vals: &self.tiles.data[(pc * ld + self.a_start).min(self.tiles.data.len())..],
+                    ld,
+                    w: panel.len(),
+                };
+                algo.factor_diagonal(comm, &self.g, block)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Step 3: the block and its rows down the tree; `None` with the failing column.
+    fn broadcast<C: Communicator, M: StepModel>(
+        &self,
+        comm: &C,
+        model: &M,
+        t: usize,
+        chosen: Option<Diagonal<T>>,
+    ) -> Result<Broadcast<T>, CommError> {
+        let panel = self.g.panel(t);
+        let w = panel.len();
+        let mut meta = vec![0u64; model.meta_words(w)];
+        let mut block = vec![T::zero(); w * w];
+        if let Some(ch) = chosen {
+            meta[0] = ch.failed.map_or(0, |j| j as u64 + 1);
+            for (m, &r) in meta[1..].iter_mut().zip(&ch.rows) {
+                *m = r as u64;
+            }
+            block = ch.block;
+        }
+        let members = broadcast_members(&self.g, model.holders(&self.g, t), t);
+        comm.tree_broadcast(&mut meta, &members)?;
+        comm.tree_broadcast(&mut block, &members)?;
+        if meta[0] > 0 {
+            recycle(block);
+            return Ok(Broadcast::Failed(panel.start + meta[0] as usize - 1));
+        }
+        let rows = if meta.len() > 1 {
+            meta[1..].iter().map(|&r| r as usize).collect()
+        } else {
+            panel.collect()
+        };
+        Ok(Broadcast::Block(rows, block))
+    }
+
+    /// The rows of step `t`'s block in front of my active rows, and the step's facts.
+    fn take_rows(&mut self, t: usize, piv: Vec<usize>) -> Step {
+        let g = self.g;
+        let panel = g.panel(t);
+        for &r in &piv {
+            self.pivoted[r] = true;
+        }
+        let piv_start = self.a_start;
+        if let Some((x, _, _)) = self.coords {
+            self.a_start = self.tiles.move_rows_to(&g.rows_of(&piv, x), self.a_start);
+        }
+        let pivoted = &self.pivoted;
+        let rest: Vec<usize> = self
+            .active
+            .iter()
+            .copied()
+            .filter(|&r| !pivoted[r])
+            .collect();
+        let (mut my_rows, mut my_cols, mut share) = (Vec::new(), Vec::new(), 0..0);
+        if let Some((_, y, z)) = self.coords {
+            my_rows = self.tiles.rows[self.a_start..].to_vec();
+            my_cols = (panel.end..g.n).filter(|&j| g.col_py(j) == y).collect();
+            share = part(panel.len(), g.c, z);
+        }
+        let next = if t + 1 < g.steps() {
+            let np = g.panel(t + 1);
+            my_cols.partition_point(|&j| j < np.end)
+        } else {
+            0
+        };
+        Step {
+            t,
+            first_col: self.tiles.cols_from(panel.end).start,
+            owner: g.panel_owner(t),
+            panel,
+            piv,
+            rest,
+            piv_start,
+            my_rows,
+            my_cols,
+            share,
+            next,
+        }
+    }
+
+    /// Steps 4, 6 and 7a: the panel's rows below the block to their 1D pieces, solved, and
+    /// spread to the layers' shares on every rank of their grid row.
+    fn solve_and_spread<C: Communicator, A: TileAlgorithm<T>>(
+        &mut self,
+        comm: &C,
+        algo: &A,
+        step: &Step,
+        block: &[T],
+    ) -> Result<Panel<T>, A::Error> {
+        let g = self.g;
+        let (t, w) = (step.t, step.panel.len());
+        let start = step.panel.start;
+        let mut piece_rows = Vec::new();
+        if let Some((x, y, z)) = self.coords.filter(|_| !self.in_place) {
+            piece_rows = l10_piece(&g, &step.rest, x, y + g.py * z);
+        }
+        let lm = piece_rows.len();
+        let mut piece = take_buffer(lm * w, T::zero());
+        if !self.in_place {
+            let moves = l10_scatter_moves(&g, t, &step.rest);
+            mark_positions(&mut self.pos[0], &piece_rows);
+            let (pos, tiles) = (&self.pos[0], &self.tiles);
+            exchange(comm, &moves, |i, j| tiles.get(i, j))?
+                .apply(|i, j, v| piece[pos[i] + (j - start) * lm] = v);
+        }
+        // 6. The solve: on the piece, or in place on my active rows.
+        let block = MatRef::from_slice(block, w, w, w.max(1))?;
+        let ld = self.tiles.ld();
+        let in_place_rows = ld - self.a_start;
+        if self.in_place && self.coords.is_some() && in_place_rows > 0 {
+            let pc = self.tiles.col_pos(start);
+            let view = MatMut::from_slice(
+                &mut self.tiles.data[pc * ld + self.a_start..],
+                in_place_rows,
+                w,
+                ld,
+            )?;
+            algo.solve_panel(block, view, self.par)?;
+        } else if lm > 0 {
+            algo.solve_panel(block, MatMut::from_slice(&mut piece, lm, w, lm)?, self.par)?;
+        }
+        // 7a. My rows, my layer's share of the columns.
+        let (mr, share) = (step.my_rows.len(), step.share.clone());
+        let mut l_share = take_buffer(if self.in_place { 0 } else { mr * share.len() }, T::zero());
+        if !self.in_place {
+            let moves = l10_spread_moves(&g, t, &step.rest);
+            mark_positions(&mut self.pos[0], &piece_rows);
+            mark_positions(&mut self.pos[1], &step.my_rows);
+            let (pos, pos_mine) = (&self.pos[0], &self.pos[1]);
+            exchange(comm, &moves, |i, j| piece[pos[i] + (j - start) * lm])?.apply(|i, j, v| {
+                l_share[pos_mine[i] + (j - start - share.start) * mr] = v;
+            });
+            // The layers keep their shares where their partial sums of the panel were (no
+            // longer needed: step 1 summed them).
+            if self.coords.is_some_and(|(_, y, _)| y == step.owner.0) && mr > 0 {
+                let pc = self.tiles.col_pos(start);
+                for jj in 0..share.len() {
+                    let at = pc + share.start + jj;
+                    let col = &mut self.tiles.data[at * ld + self.a_start..(at + 1) * ld];
+                    col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
+                }
+            }
+        }
+        Ok(Panel {
+            piece_rows,
+            piece,
+            share: l_share,
+        })
+    }
+
+    /// Step 9: the block (or its `part`) into layer 0's tiles, on the rows of `piv` I hold.
+    fn write_block(&mut self, step: &Step, block: &[T], part: Option<Uplo>) {
+        let g = self.g;
+        let Some((x, y, 0)) = self.coords else {
+            return;
+        };
+        if y != step.owner.0 {
+            return;
+        }
+        let w = step.panel.len();
+        for (k, &r) in step.piv.iter().enumerate() {
+            if g.row_px(r) != x {
+                continue;
+            }
+            for (jj, j) in step.panel.clone().enumerate() {
+                let keep = match part {
+                    None => true,
+                    Some(Uplo::Lower) => k >= jj,
+                    Some(Uplo::Upper) => k <= jj,
+                };
+                if keep {
+                    *self.tiles.at(r, j) = block[k + jj * w];
+                }
+            }
+        }
+    }
+}
+
+/// Why the steps stopped before the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// A NaN or an infinity in the part of the input the algorithm reads (found before any
+    /// work).
+    NotFinite,
+    /// The first failing column (0-based, global): no nonzero pivot (LU), not positive
+    /// (Cholesky).
+    Column(usize),
+}
+
+/// What [`run`] leaves on one rank.
+pub struct Run<T> {
+    /// Layer 0's local array of the factors (this rank's layer's, with its shares, off layer
+    /// 0; empty off the grid), rows in the layout's order.
+    pub local: Vec<T>,
+    /// Every step's rows (pivot rows), the same on every rank.
+    pub pivots: Vec<Vec<usize>>,
+    /// Every step's factored block, kept on the layer-0 ranks of grid row `t mod Px` for the
+    /// triangular solves (empty elsewhere).
+    pub blocks: Vec<Vec<T>>,
+    /// The largest `|a|` of the part of the input read, on every rank.
+    pub max_input: f64,
+    /// [`TileAlgorithm::max_factor`] over all ranks.
+    pub max_factor: f64,
+    /// Why the steps stopped early, the same on every rank.
+    pub stopped: Option<Stopped>,
+}
+
+/// How to run the steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Threads per rank for the local kernels.
+    pub par: Par,
+    /// Whether step `t + 1`'s panel sums and diagonal block are started before the rest of
+    /// step `t`'s update (look-ahead). The same words and messages either way.
+    pub look_ahead: bool,
+}
+
+/// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
+/// on `comm` (whose first `g.ranks()` ranks form the grid) with `algo`'s hooks.
+///
+/// # Collective
+/// # Errors
+/// A communication or kernel failure. Bad input (a NaN, a failing column) is not an error
+/// here: [`Run::stopped`] says it, the same on every rank.
+pub fn run<T, C, A>(
+    comm: &C,
+    g: &Geometry,
+    local: Vec<T>,
+    algo: &mut A,
+    options: RunOptions,
+) -> Result<Run<T>, A::Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: TileAlgorithm<T>,
+{
+    let mut st = State::new(g, comm.rank(), local, options.par);
+    // NaN or Inf anywhere: the same answer everywhere, before any work.
+    let (max_input, finite) = match st.coords {
+        Some((_, _, 0)) => algo.scan(&st.tiles),
+        _ => (0.0, true),
+    };
+    let mut check = [if finite { 0.0 } else { 1.0 }, max_input];
+    comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
+    let max_input = check[1];
+    if check[0] > 0.0 {
+        return Ok(Run {
+            local: std::mem::take(&mut st.tiles.data),
+            pivots: Vec::new(),
+            blocks: Vec::new(),
+            max_input,
+            max_factor: 0.0,
+            stopped: Some(Stopped::NotFinite),
+        });
+    }
+    // Idle ranks (beyond the grid) take no part in the steps: the grid's ranks run them on a
+    // communicator of their own (its ranks numbered as in `comm`).
+    let mut out = Steps::default();
+    if g.ranks() == comm.size() {
+        run_steps(comm, &mut st, algo, options.look_ahead, &mut out)?;
+    } else {
+        let in_grid = st.coords.is_some();
+        let grid_comm = comm.split(u32::from(!in_grid), comm.rank())?;
+        if in_grid {
+            run_steps(&grid_comm, &mut st, algo, options.look_ahead, &mut out)?;
+        }
+    }
+    // Every rank learns the largest factor entry and whether a column failed (the grid's
+    // ranks stopped at it).
+    let mut agreed = [
+        algo.max_factor(),
+        out.failed.map_or(0.0, |j| j as f64 + 1.0),
+    ];
+    comm.all_reduce_in_place(&mut agreed, ReduceOp::Max)?;
+    let stopped = (agreed[1] > 0.0).then(|| Stopped::Column(agreed[1] as usize - 1));
+    if stopped.is_none() {
+        st.tiles.sort_rows();
+        if g.ranks() < comm.size() {
+            share_pivots(comm, g, &algo.model(), &mut out.pivots)?;
+        }
+    }
+    Ok(Run {
+        local: std::mem::take(&mut st.tiles.data),
+        pivots: out.pivots,
+        blocks: out.blocks,
+        max_input,
+        max_factor: agreed[0],
+        stopped,
+    })
+}
+
+/// The ranks left idle by the grid learn every step's rows: by a tree from rank 0 when the
+/// algorithm pivots, from the panels otherwise.
+///
+/// # Collective
+fn share_pivots<C: Communicator, M: StepModel>(
+    comm: &C,
+    g: &Geometry,
+    model: &M,
+    pivots: &mut Vec<Vec<usize>>,
+) -> Result<(), CommError> {
+    let idle = g.coords(comm.rank()).is_none();
+    if !model.pivots() {
+        if idle {
+            *pivots = (0..g.steps()).map(|t| g.panel(t).collect()).collect();
+        }
+        return Ok(());
+    }
+    let members: Vec<usize> = std::iter::once(0).chain(g.ranks()..comm.size()).collect();
+    let mut all: Vec<u64> = pivots.iter().flatten().map(|&r| r as u64).collect();
+    all.resize(g.n, 0);
+    comm.tree_broadcast(&mut all, &members)?;
+    if idle {
+        let mut rows = all.into_iter().map(|r| r as usize);
+        *pivots = (0..g.steps())
+            .map(|t| rows.by_ref().take(g.panel(t).len()).collect())
+            .collect();
+    }
+    Ok(())
+}
+
+/// What the steps record on the grid's ranks.
+#[derive(Default)]
+struct Steps<T> {
+    pivots: Vec<Vec<usize>>,
+    blocks: Vec<Vec<T>>,
+    failed: Option<usize>,
+}
+
+/// The steps on the grid's ranks (`comm` holds exactly them, or idle ranks besides that do
+/// not call this).
+fn run_steps<T, C, A>(
+    comm: &C,
+    st: &mut State<T>,
+    algo: &mut A,
+    look_ahead: bool,
+    out: &mut Steps<T>,
+) -> Result<(), A::Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: TileAlgorithm<T>,
+{
+    let g = st.g;
+    let model = algo.model();
+    // Step t's block when step t − 1 chose it ahead (look-ahead).
+    let mut ahead: Option<Option<Diagonal<T>>> = None;
+    for t in 0..g.steps() {
+        // 1. and 2. (unless done ahead).
+        let chosen = match ahead.take() {
+            Some(chosen) => chosen,
+            None => {
+                let (moves, mut parcel) = st.pack_panel_sums(comm, t);
+                wait_all(parcel.post(comm, TAG_PANEL_SUMS)?)?;
+                st.add_panel_sums(&moves, parcel);
+                st.choose(comm, algo, t)?
+            }
+        };
+        // 3. The block and its rows to everyone.
+        let (piv, block) = match st.broadcast(comm, &model, t, chosen)? {
+            Broadcast::Block(rows, block) => (rows, block),
+            Broadcast::Failed(column) => {
+                out.failed = Some(column);
+                return Ok(());
+            }
+        };
+        let step = st.take_rows(t, piv);
+        // 4., 6. and 7a. The panel.
+        let panel = st.solve_and_spread(comm, &*algo, &step, &block)?;
+        // 5. and 7b. The U side.
+        let mut right = algo.right_side(comm, st, &step, &block, &panel)?;
+        // 8. The update: the next panel's columns first; then, with look-ahead, the next
+        // step's panel sums are posted and its block chosen before the other columns.
+        let nc = step.my_cols.len();
+        algo.update(st, &step, &panel, &mut right, 0..step.next)?;
+        if look_ahead && t + 1 < g.steps() {
+            ahead = Some(update_ahead(comm, st, algo, &step, &panel, &mut right)?);
+        } else {
+            algo.update(st, &step, &panel, &mut right, step.next..nc)?;
+        }
+        algo.end_step(st, &step, right);
+        recycle(panel.piece);
+        recycle(panel.share);
+        // 9. The block into layer 0's tiles.
+        st.write_block(&step, &block, algo.block_part());
+        let before = algo.final_before(st, &step);
+        st.tiles.freeze_before(before);
+        out.blocks.push(
+            if st
+                .coords
+                .is_some_and(|(x, _, z)| x == g.solver_row(t) && z == 0)
+            {
+                block
+            } else {
+                recycle(block);
+                Vec::new()
+            },
+        );
+        out.pivots.push(step.piv);
+        st.active = step.rest;
+    }
+    Ok(())
+}
+
+/// Step `t`'s update of the columns right of the next panel, with step `t + 1`'s panel sums
+/// posted before it and its block chosen before it on the ranks that choose it; returns that
+/// choice.
+fn update_ahead<T, C, A>(
+    comm: &C,
+    st: &mut State<T>,
+    algo: &mut A,
+    step: &Step,
+    panel: &Panel<T>,
+    right: &mut A::Right,
+) -> Result<Option<Diagonal<T>>, A::Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: TileAlgorithm<T>,
+{
+    let next = step.t + 1;
+    let g = st.g;
+    // The next step's active rows are this step's rest.
+    let active = std::mem::replace(&mut st.active, step.rest.clone());
+    let (moves, mut parcel) = st.pack_panel_sums(comm, next);
+    let (y1, z1) = g.panel_owner(next);
+    let chooses = st.coords.is_some_and(|(_, y, z)| y == y1 && z == z1);
+    let nc = step.my_cols.len();
+    let chosen = if chooses {
+        // The ranks that choose receive the sums and choose now; the others' update runs
+        // meanwhile.
+        wait_all(parcel.post(comm, TAG_PANEL_SUMS)?)?;
+        st.add_panel_sums(&moves, parcel);
+        let chosen = st.choose(comm, algo, next)?;
+        algo.update(st, step, panel, right, step.next..nc)?;
+        chosen
+    } else {
+        let requests = parcel.post(comm, TAG_PANEL_SUMS)?;
+        let updated = algo.update(st, step, panel, right, step.next..nc);
+        wait_all(requests)?;
+        updated?;
+        st.add_panel_sums(&moves, parcel);
+        None
+    };
+    st.active = active;
+    Ok(chosen)
+}
