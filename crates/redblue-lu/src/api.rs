@@ -3,19 +3,15 @@
 
 use crate::factor::factor;
 use crate::plan::{pivoting_of, LuPlan};
-use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
-use redblue_core::pool::{recycle, take_buffer};
+use redblue_core::pool::take_buffer;
 use redblue_core::{Op, Scalar};
-use redblue_dist::exchange::exchange;
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
-use redblue_pipeline::gather::{gather_costs, gather_moves};
-use redblue_pipeline::{Geometry, RunOptions, Shares, TileGrid, Tiles};
+use redblue_pipeline::solve::Triangles;
+use redblue_pipeline::{RunOptions, TileFactors, TileGrid};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 /// Which factorisation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -249,24 +245,16 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
         par,
         look_ahead: plan.look_ahead,
     };
-    let f = factor(comm, &geom, pivoting_of(plan.algorithm), local, options)?;
-    let tiles = rank_tiles(&geom, comm.rank(), f.local);
-    let perm: Vec<usize> = f.pivots.iter().flatten().copied().collect();
-    let growth = if f.max_a == 0.0 {
+    let run = factor(comm, &geom, pivoting_of(plan.algorithm), local, options)?;
+    let perm: Vec<usize> = run.pivots.iter().flatten().copied().collect();
+    let growth = if run.max_input == 0.0 {
         0.0
     } else {
-        f.max_u / f.max_a
+        run.max_factor / run.max_input
     };
-    let on_layer_0 = geom.coords(comm.rank()).is_none_or(|(_, _, z)| z == 0);
     Ok(LuFactors {
         layout,
-        tiles: Mutex::new(tiles),
-        gathered: AtomicBool::new(geom.c == 1),
-        on_layer_0,
-        empty: Tiles::empty(&geom),
-        geom,
-        pivots: f.pivots,
-        a00: f.a00,
+        factors: TileFactors::new(geom, Triangles::Lu, comm.rank(), run),
         perm,
         growth,
     })
@@ -281,18 +269,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
 pub struct LuFactors<T: Scalar, L> {
     /// The input's layout.
     layout: L,
-    /// This rank's tiles of its layer (empty off the grid): its layer's share of the factors,
-    /// and on layer 0, once gathered, the whole factors.
-    tiles: Mutex<Tiles<T>>,
-    /// Whether layer 0's tiles hold the whole factors (always with one layer).
-    gathered: AtomicBool,
-    /// Whether this rank's tiles are layer 0's (or it is off the grid).
-    on_layer_0: bool,
-    /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
-    empty: Tiles<T>,
-    geom: Geometry,
-    pivots: Vec<Vec<usize>>,
-    a00: Vec<Vec<T>>,
+    factors: TileFactors<T>,
     perm: Vec<usize>,
     growth: f64,
 }
@@ -306,30 +283,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// As [`LuFactors::lower`].
     pub fn packed<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
-        let g = &self.geom;
-        let data = self.with_layer_0(comm, |tiles| Ok(tiles.data.clone()))?;
-        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, data)?;
-        let mut out = OwnedDistMatrix::zeros(comm, self.layout.clone())?;
-        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
-        Ok(out)
-    }
-
-    /// Runs `f` with this rank's layer-0 tiles of the whole factors (none off layer 0),
-    /// gathering the layers' shares there first if no call has done so yet.
-    ///
-    /// # Collective
-    fn with_layer_0<C: Communicator, R>(
-        &self,
-        comm: &C,
-        f: impl FnOnce(&Tiles<T>) -> Result<R, LuError>,
-    ) -> Result<R, LuError> {
-        let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.gathered.load(Ordering::Acquire) {
-            let moves = gather_moves(&self.geom, &self.pivots, Shares::LowerAndUpper);
-            exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| *tiles.at(i, j) = v);
-            self.gathered.store(true, Ordering::Release);
-        }
-        f(if self.on_layer_0 { &tiles } else { &self.empty })
+        let keep = |_, _, v| v;
+        Ok(self
+            .factors
+            .to_layout(comm, None, keep, self.layout.clone())?)
     }
 
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
@@ -337,11 +294,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// [`LuFactors::lower`], [`LuFactors::upper`] or [`LuFactors::solve`] does: zero once done,
     /// and with one layer.
     pub fn gather_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
-        if self.gathered.load(Ordering::Acquire) {
-            vec![CommStats::default(); p]
-        } else {
-            gather_costs(&self.geom, p, &self.pivots, Shares::LowerAndUpper, bytes)
-        }
+        self.factors.gather_costs(p, bytes)
     }
 
     /// Row `i` of `P·A` is row `perm()[i]` of `A`.
@@ -374,21 +327,22 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// The grid used.
     pub fn grid(&self) -> TileGrid {
+        let g = self.factors.geometry();
         TileGrid {
-            px: self.geom.px,
-            py: self.geom.py,
-            c: self.geom.c,
+            px: g.px,
+            py: g.py,
+            c: g.c,
         }
     }
 
     /// The tile width used.
     pub fn block(&self) -> usize {
-        self.geom.v
+        self.factors.geometry().v
     }
 
     /// The order `N`.
     pub fn order(&self) -> usize {
-        self.geom.n
+        self.factors.geometry().n
     }
 
     /// The layout in which [`LuFactors::solve`] takes and returns `nrhs` right-hand sides
@@ -398,7 +352,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// # Errors
     /// None for a factorisation that succeeded (the layout is valid for any `nrhs`).
     pub fn rhs_layout(&self, nrhs: usize) -> Result<BlockCyclic, LuError> {
-        Ok(rhs_layout(&self.geom, nrhs)?)
+        Ok(self.factors.rhs_layout(nrhs)?)
     }
 
     /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in
@@ -416,26 +370,15 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
-        let (rows, nrhs) = b.shape();
-        if rows != self.geom.n {
+        let rows = b.shape().0;
+        if rows != self.order() {
             return Err(LuError::RhsHeight {
-                expected: self.geom.n,
+                expected: self.order(),
                 found: rows,
             });
         }
         self.check_comm(comm, b.layout().nranks())?;
-        let g = &self.geom;
-        let layout = rhs_layout(g, nrhs)?;
-        let mut native = OwnedDistMatrix::zeros(comm, layout.clone())?;
-        transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
-        let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
-        let x = self.with_layer_0(comm, |tiles| {
-            solve_native(comm, g, &self.pivots, &self.a00, tiles, local, nrhs)
-        })?;
-        let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
-        let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
-        transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
-        Ok(out)
+        Ok(self.factors.solve(comm, b)?)
     }
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides
@@ -443,9 +386,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// of `bytes` bytes: the solve, and the gathering of the factors if no call has done it
     /// yet ([`LuFactors::gather_costs`]).
     pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
-        let solve = solve_costs(&self.geom, p, &self.pivots, nrhs, bytes);
-        let gather = self.gather_costs(p, bytes);
-        solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
+        self.factors.solve_costs(p, nrhs, bytes)
     }
 
     /// The unit lower triangular `L` of `P·A = L·U`, in the input's layout.
@@ -478,26 +419,15 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         keep: impl Fn(usize, usize, T) -> T,
     ) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
-        let g = &self.geom;
-        let mut m = self.with_layer_0(comm, |tiles| {
-            permute_rows(comm, g, &self.perm, |y| g.owned(y, g.py), tiles, (g.n, g.n))
-        })?;
-        let ld = m.ld();
-        for (jj, &j) in m.cols.clone().iter().enumerate() {
-            for (ii, &i) in m.rows.clone().iter().enumerate() {
-                let e = &mut m.data[ii + jj * ld];
-                *e = keep(i, j, *e);
-            }
-        }
-        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
-        let mut out = OwnedDistMatrix::zeros(comm, self.layout.clone())?;
-        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
-        Ok(out)
+        let layout = self.layout.clone();
+        Ok(self
+            .factors
+            .to_layout(comm, Some(&self.perm), keep, layout)?)
     }
 
     /// `comm` must hold the factorisation's grid and a layout over `layout_ranks` ranks.
     fn check_comm<C: Communicator>(&self, comm: &C, layout_ranks: usize) -> Result<(), LuError> {
-        let need = self.geom.ranks().max(layout_ranks);
+        let need = self.factors.geometry().ranks().max(layout_ranks);
         if comm.size() < need {
             return Err(LuError::InvalidParams(format!(
                 "the communicator has {} ranks, the factors and the matrix need {need}",
@@ -509,31 +439,6 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// Every step's pivot rows.
     pub fn step_pivots(&self) -> &[Vec<usize>] {
-        &self.pivots
+        self.factors.pivots()
     }
-}
-
-impl<T: Scalar, L> Drop for LuFactors<T, L> {
-    /// The factors' buffer back to this thread's pool, for the next factorisation.
-    fn drop(&mut self) {
-        let tiles = self.tiles.get_mut().unwrap_or_else(|e| e.into_inner());
-        recycle(std::mem::take(&mut tiles.data));
-    }
-}
-
-/// This rank's tiles of its layer (`local` is its local array; empty off the grid).
-fn rank_tiles<T: Scalar>(g: &Geometry, rank: usize, local: Vec<T>) -> Tiles<T> {
-    match g.coords(rank) {
-        Some((x, y, _)) => Tiles::new(g, x, y, local),
-        _ => Tiles::empty(g),
-    }
-}
-
-/// This rank's tiles of `nrhs` right-hand sides in [`rhs_layout`].
-fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -> Tiles<T> {
-    let (rows, cols) = match g.coords(rank) {
-        Some((x, y, 0)) => (g.owned(x, g.px), rhs_cols(g, nrhs, y)),
-        _ => (Vec::new(), Vec::new()),
-    };
-    Tiles::from_parts(rows, cols, (g.n, nrhs), local)
 }

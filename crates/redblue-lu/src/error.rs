@@ -5,6 +5,7 @@ use crate::GridError;
 use redblue_comm::CommError;
 use redblue_dist::DistError;
 use redblue_kernels::KernelError;
+use redblue_pipeline::factors::FactorsError;
 use std::fmt;
 
 /// Why a factorisation or a solve failed. Every rank returns the same error for bad input.
@@ -85,6 +86,16 @@ impl From<DistError> for LuError {
 impl From<CommError> for LuError {
     fn from(e: CommError) -> Self {
         LuError::Comm(e)
+    }
+}
+
+impl From<FactorsError> for LuError {
+    fn from(e: FactorsError) -> Self {
+        match e {
+            FactorsError::Comm(e) => LuError::Comm(e),
+            FactorsError::Dist(e) => LuError::Dist(e),
+            FactorsError::Kernel(e) => LuError::Kernel(e),
+        }
     }
 }
 

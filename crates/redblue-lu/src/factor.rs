@@ -29,7 +29,7 @@ use redblue_dist::exchange::{exchange_cols_into, Move};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 use redblue_pipeline::steps::layer_share;
 use redblue_pipeline::{
-    mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, RunOptions, State, Step,
+    mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, Run, RunOptions, State, Step,
     Stopped, TileAlgorithm, Tiles,
 };
 use std::ops::Range;
@@ -47,23 +47,9 @@ pub enum Pivoting {
     Partial,
 }
 
-/// The outcome of [`factor`] on one rank.
-pub(crate) struct Factored<T: Scalar> {
-    /// This rank's tiles' local array: layer 0's holds the factors (the other layers' shares
-    /// still on their layers), rows in the layout's order.
-    pub local: Vec<T>,
-    /// Every step's pivot rows, in pivot order (the same on every rank).
-    pub pivots: Vec<Vec<usize>>,
-    /// Every step's `A00 = L00·U00` (packed, rows in pivot order), kept on the layer-0 ranks of
-    /// grid row `t mod Px` for the triangular solves (empty elsewhere).
-    pub a00: Vec<Vec<T>>,
-    /// `max |A|` and `max |U|` over the whole matrix.
-    pub max_a: f64,
-    pub max_u: f64,
-}
-
 /// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
-/// on `comm` (whose first `g.ranks()` ranks form the grid).
+/// on `comm` (whose first `g.ranks()` ranks form the grid): the run's tiles, pivots and
+/// diagonal blocks, `max |A|` and `max |U|`.
 ///
 /// # Collective
 /// # Errors
@@ -75,7 +61,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     pivoting: Pivoting,
     local: Vec<T>,
     options: RunOptions,
-) -> Result<Factored<T>, LuError> {
+) -> Result<Run<T>, LuError> {
     let mut hooks = Lu {
         pivoting,
         max_u: 0.0,
@@ -91,13 +77,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
                 Stopped::Column(column) => LuError::Singular { column },
             })
         }
-        None => Ok(Factored {
-            local: done.local,
-            pivots: done.pivots,
-            a00: done.blocks,
-            max_a: done.max_input,
-            max_u: done.max_factor,
-        }),
+        None => Ok(done),
     }
 }
 

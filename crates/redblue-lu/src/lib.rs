@@ -17,7 +17,6 @@ mod model;
 mod pivot;
 mod plan;
 mod replay;
-mod solve;
 
 pub use api::{
     lu, lu_in_place, lu_in_place_with, lu_with, LuAlgorithm, LuFactors, LuParams, DEFAULT_BLOCK,

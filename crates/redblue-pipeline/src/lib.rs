@@ -13,13 +13,16 @@
 //! All of it is pure: no communicator, no data; the algorithm crates run the plans with
 //! [`redblue_dist::exchange`] and the communicator's tree broadcast.
 
+pub mod factors;
 pub mod gather;
 mod geometry;
 mod grid;
 pub mod replay;
 pub mod run;
+pub mod solve;
 pub mod steps;
 
+pub use factors::TileFactors;
 pub use gather::Shares;
 pub use geometry::{mark_positions, part, Geometry, Tiles};
 pub use grid::{

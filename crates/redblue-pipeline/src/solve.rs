@@ -1,8 +1,9 @@
-//! Triangular solves with the factors of [`lu`](crate::lu) for many right-hand sides, and the
-//! row permutation that turns the packed factors into `L` and `U`.
+//! Triangular solves with the factors of a tile factorisation for many right-hand sides (LU's
+//! `L` and `U`, Cholesky's `L` and `Lᴴ`), and the row permutation that turns LU's packed
+//! factors into `L` and `U`.
 //!
 //! The factors stay where the factorisation left them: layer 0's `v × v` tiles in unpermuted
-//! rows (row `perm[i]` holds row `i` of `L` and of `U`). `B` is laid out like them: its rows on
+//! rows (for LU, row `perm[i]` holds row `i` of `L` and of `U`). `B` is laid out like them: its rows on
 //! the grid rows holding `A`'s rows, its columns `v` at a time over the grid columns
 //! ([`rhs_layout`]), on layer 0. Forward substitution runs the steps in order and back
 //! substitution in reverse; step `t`, with pivot rows `piv` and the rows `others` it updates
@@ -14,32 +15,43 @@
 //! 3. the solved rows go to the ranks of the grid column that hold a row of `piv` or of
 //!    `others` ([`spread_moves`]);
 //! 4. the factor's rows `others` of the panel columns go from grid column `t mod Py` along
-//!    their grid rows ([`panel_moves`]), and
+//!    their grid rows ([`panel_moves`]) — for Cholesky's back substitution, `U = Lᴴ`, the
+//!    panel's rows of the columns `others` instead, from grid row `t mod Px`
+//!    ([`row_block_moves`]) — and
 //! 5. every rank updates its rows of `others`: `B[others] −= panel · X`.
 //!
-//! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j`.
+//! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
+//! do without pivoting).
 //!
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
 //! panels (`K` right-hand sides), so the panels dominate for few right-hand sides on grids
 //! with many columns. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
-use crate::LuError;
-use redblue_comm::{CommStats, Communicator};
+use crate::geometry::{mark_positions, Geometry, Tiles};
+use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::{Diag, Op, Side, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
-use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
-use redblue_pipeline::{mark_positions, Geometry, Tiles};
+use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
+
+/// What the tiles of a factorisation hold, for the solves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangles {
+    /// LU: `L` (unit diagonal, implied) and `U`, packed in unpermuted rows.
+    Lu,
+    /// Cholesky: `L` in the lower triangle (`U = Lᴴ` is not stored).
+    Cholesky,
+}
 
 /// The native layout of `nrhs` right-hand sides for the factors of geometry `g`: `N × nrhs` in
 /// `v × v` tiles on layer 0's `Px × Py` grid, rows like `A`'s.
-pub(crate) fn rhs_layout(g: &Geometry, nrhs: usize) -> Result<BlockCyclic, DistError> {
+pub fn rhs_layout(g: &Geometry, nrhs: usize) -> Result<BlockCyclic, DistError> {
     Ok(BlockCyclic::new(g.n, nrhs, g.v, g.v, g.px, g.py)?.with_order(GridOrder::ColMajor))
 }
 
 /// The right-hand-side columns (ascending) grid column `y` holds.
-pub(crate) fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
+pub fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
     (0..nrhs).filter(|&j| (j / g.v) % g.py == y).collect()
 }
 
@@ -72,7 +84,7 @@ fn schedule(pivots: &[Vec<usize>], n: usize) -> Vec<(Sweep, usize, Vec<usize>)> 
 }
 
 /// Step 1: rows `piv` of `B` to grid row `t mod Px` of each grid column.
-pub(crate) fn gather_moves(g: &Geometry, nrhs: usize, t: usize, piv: &[usize]) -> Vec<Move> {
+pub fn gather_moves(g: &Geometry, nrhs: usize, t: usize, piv: &[usize]) -> Vec<Move> {
     let xt = g.solver_row(t);
     let mut out = Vec::new();
     for y in 0..g.py {
@@ -97,7 +109,7 @@ pub(crate) fn gather_moves(g: &Geometry, nrhs: usize, t: usize, piv: &[usize]) -
 
 /// Step 3: the solved rows `piv` to the ranks of each grid column holding a row of `piv` or
 /// of `others`.
-pub(crate) fn spread_moves(
+pub fn spread_moves(
     g: &Geometry,
     nrhs: usize,
     t: usize,
@@ -126,7 +138,7 @@ pub(crate) fn spread_moves(
 
 /// Step 4: the factor's rows `others` of step `t`'s panel columns, from grid column `t mod Py`
 /// to the ranks of the same grid row that hold right-hand sides.
-pub(crate) fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+pub fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
     let panel: Vec<usize> = g.panel(t).collect();
     let mut out = Vec::new();
@@ -147,10 +159,59 @@ pub(crate) fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize])
     out
 }
 
+/// Step 4 of Cholesky's back substitution (`U = Lᴴ`): the panel's rows of the columns
+/// `others` (rows of `Lᴴ`'s panel column), from grid row `t mod Px` to the ranks of the grid
+/// rows holding `others` that hold right-hand sides.
+pub fn row_block_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+    let xt = g.solver_row(t);
+    let panel: Vec<usize> = g.panel(t).collect();
+    let with_rhs: Vec<usize> = (0..g.py)
+        .filter(|&y| !rhs_cols(g, nrhs, y).is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        let mine = g.rows_of(others, x);
+        for from_y in 0..g.py {
+            let cols: Vec<usize> = mine
+                .iter()
+                .copied()
+                .filter(|&j| g.col_py(j) == from_y)
+                .collect();
+            if cols.is_empty() {
+                continue;
+            }
+            for &y in &with_rhs {
+                out.push(Move {
+                    from: g.rank(xt, from_y, 0),
+                    to: g.rank(x, y, 0),
+                    rows: panel.clone(),
+                    cols: cols.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Step 4's moves of step `t` of a sweep.
+fn factor_moves(
+    g: &Geometry,
+    triangles: Triangles,
+    sweep: Sweep,
+    nrhs: usize,
+    t: usize,
+    others: &[usize],
+) -> Vec<Move> {
+    match (triangles, sweep) {
+        (Triangles::Cholesky, Sweep::Backward) => row_block_moves(g, nrhs, t, others),
+        _ => panel_moves(g, nrhs, t, others),
+    }
+}
+
 /// Row `j` of the result is row `perm[j]` of a layer-0 matrix whose grid column `y` holds the
 /// columns `cols_of(y)`: the moves, one per (source, destination) pair, listed by destination
 /// row (the sender reads row `perm[j]` for row `j`).
-pub(crate) fn permute_moves(
+pub fn permute_moves(
     g: &Geometry,
     perm: &[usize],
     cols_of: impl Fn(usize) -> Vec<usize>,
@@ -183,14 +244,14 @@ pub(crate) fn permute_moves(
 /// holds the columns `cols_of(y)`): row `j` of the result is row `perm[j]` of `m`.
 ///
 /// # Collective
-pub(crate) fn permute_rows<T: KernelScalar, C: Communicator>(
+pub fn permute_rows<T: KernelScalar, C: Communicator>(
     comm: &C,
     g: &Geometry,
     perm: &[usize],
     cols_of: impl Fn(usize) -> Vec<usize>,
     m: &Tiles<T>,
     shape: (usize, usize),
-) -> Result<Tiles<T>, LuError> {
+) -> Result<Tiles<T>, CommError> {
     let moves = permute_moves(g, perm, cols_of);
     let mut out = Tiles::from_parts(
         m.rows.clone(),
@@ -202,27 +263,49 @@ pub(crate) fn permute_rows<T: KernelScalar, C: Communicator>(
     Ok(out)
 }
 
-/// Solves `A·X = B` on layer 0 with the factors `lu` (this rank's layer-0 tiles, unpermuted
-/// rows), the steps' pivots and diagonal blocks (kept on the solving grid rows), for `B` given
-/// as this rank's local array `b` of [`rhs_layout`]; returns `X` in the same layout.
+/// The error of a solve: a communication or a kernel failure.
+#[derive(Debug)]
+pub enum SolveError {
+    /// A communication failure.
+    Comm(CommError),
+    /// A local kernel failure.
+    Kernel(KernelError),
+}
+
+impl From<CommError> for SolveError {
+    fn from(e: CommError) -> Self {
+        SolveError::Comm(e)
+    }
+}
+
+impl From<KernelError> for SolveError {
+    fn from(e: KernelError) -> Self {
+        SolveError::Kernel(e)
+    }
+}
+
+/// Solves `A·X = B` on layer 0 with the factors `factors` (this rank's layer-0 tiles,
+/// unpermuted rows, holding `triangles`), the steps' pivots and diagonal blocks (kept on the
+/// solving grid rows), for `B` given as this rank's local array `b` of [`rhs_layout`];
+/// returns `X` in the same layout.
 ///
 /// # Collective
 /// # Errors
 /// A communication or kernel failure.
-pub(crate) fn solve_native<T: KernelScalar, C: Communicator>(
+#[allow(clippy::too_many_arguments)]
+pub fn solve_native<T: KernelScalar, C: Communicator>(
     comm: &C,
     g: &Geometry,
+    triangles: Triangles,
     pivots: &[Vec<usize>],
-    a00: &[Vec<T>],
-    lu: &Tiles<T>,
+    blocks: &[Vec<T>],
+    factors: &Tiles<T>,
     mut b: Tiles<T>,
     nrhs: usize,
-) -> Result<Tiles<T>, LuError> {
+) -> Result<Tiles<T>, SolveError> {
     let n = g.n;
-    let me = comm.rank();
-    let at = g.coords(me).filter(|&(_, _, z)| z == 0);
+    let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let ny = b.cols.len();
-    let ld = b.ld();
     let (mut pos, mut pos2) = (vec![usize::MAX; n], vec![usize::MAX; n]);
     for (sweep, t, others) in schedule(pivots, n) {
         let piv = &pivots[t];
@@ -234,17 +317,21 @@ pub(crate) fn solve_native<T: KernelScalar, C: Communicator>(
             .apply(|i, j, v| xs[pos[i] + b.col_pos(j) * w] = v);
         // 2. The diagonal block's solve.
         if at.is_some_and(|(x, _, _)| x == g.solver_row(t)) && ny > 0 && w > 0 {
-            let (uplo, diag) = match sweep {
-                Sweep::Forward => (Uplo::Lower, Diag::Unit),
-                Sweep::Backward => (Uplo::Upper, Diag::NonUnit),
+            let (uplo, op, diag) = match (triangles, sweep) {
+                (Triangles::Lu, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::Unit),
+                (Triangles::Lu, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
+                (Triangles::Cholesky, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::NonUnit),
+                (Triangles::Cholesky, Sweep::Backward) => {
+                    (Uplo::Lower, Op::ConjTrans, Diag::NonUnit)
+                }
             };
             trsm(
                 Side::Left,
                 uplo,
-                Op::NoTrans,
+                op,
                 diag,
                 T::one(),
-                MatRef::from_slice(&a00[t], w, w, w)?,
+                MatRef::from_slice(&blocks[t], w, w, w)?,
                 MatMut::from_slice(&mut xs, w, ny, w)?,
                 Par::Seq,
             )?;
@@ -260,61 +347,106 @@ pub(crate) fn solve_native<T: KernelScalar, C: Communicator>(
                 *b.at(i, j) = v;
             }
         });
-        // 4. The panel rows of `others` this rank updates.
+        // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
+        // update.
         let mine = match at {
             Some((x, _, _)) if ny > 0 => g.rows_of(&others, x),
             _ => Vec::new(),
         };
-        let mr = mine.len();
-        let start = g.panel(t).start;
-        let mut panel = vec![T::zero(); mr * w];
         mark_positions(&mut pos2, &mine);
-        exchange(comm, &panel_moves(g, nrhs, t, &others), |i, j| lu.get(i, j))?
-            .apply(|i, j, v| panel[pos2[i] + (j - start) * mr] = v);
-        // 5. The update.
-        if mr > 0 && w > 0 {
-            let mut prod = vec![T::zero(); mr * ny];
-            gemm(
-                T::one(),
-                MatRef::from_slice(&panel, mr, w, mr)?,
-                Op::NoTrans,
-                MatRef::from_slice(&x_blk, w, ny, w)?,
-                Op::NoTrans,
-                T::zero(),
-                MatMut::from_slice(&mut prod, mr, ny, mr)?,
-                Par::Seq,
-            )?;
-            let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
-            for jj in 0..ny {
-                let col = &mut b.data[jj * ld..(jj + 1) * ld];
-                for (ii, &lr) in local.iter().enumerate() {
-                    col[lr] -= prod[ii + jj * mr];
-                }
+        let moves = factor_moves(g, triangles, sweep, nrhs, t, &others);
+        let transposed = triangles == Triangles::Cholesky && sweep == Sweep::Backward;
+        let (mr, start) = (mine.len(), g.panel(t).start);
+        let mut panel = vec![T::zero(); mr * w];
+        exchange(comm, &moves, |i, j| factors.get(i, j))?.apply(|i, j, v| {
+            if transposed {
+                // Row `i` of the panel, column `j` (one of mine): `w × mr`.
+                panel[(i - start) + pos2[j] * w] = v;
+            } else {
+                panel[pos2[i] + (j - start) * mr] = v;
             }
+        });
+        if mr > 0 && w > 0 {
+            let (op, ld) = if transposed {
+                (Op::ConjTrans, w)
+            } else {
+                (Op::NoTrans, mr)
+            };
+            let panel = if transposed {
+                MatRef::from_slice(&panel, w, mr, ld)?
+            } else {
+                MatRef::from_slice(&panel, mr, w, ld)?
+            };
+            update_rows(&mut b, &mine, panel, op, &x_blk, w)?;
         }
     }
+    if triangles == Triangles::Cholesky {
+        return Ok(b);
+    }
     let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
-    permute_rows(comm, g, &perm, |y| rhs_cols(g, nrhs, y), &b, (n, nrhs))
+    Ok(permute_rows(
+        comm,
+        g,
+        &perm,
+        |y| rhs_cols(g, nrhs, y),
+        &b,
+        (n, nrhs),
+    )?)
+}
+
+/// `B[mine] −= op(panel)·X` (`X` is `w × ny`).
+fn update_rows<T: KernelScalar>(
+    b: &mut Tiles<T>,
+    mine: &[usize],
+    panel: MatRef<'_, T>,
+    op: Op,
+    x_blk: &[T],
+    w: usize,
+) -> Result<(), KernelError> {
+    let (mr, ny, ld) = (mine.len(), b.cols.len(), b.ld());
+    let mut prod = vec![T::zero(); mr * ny];
+    gemm(
+        T::one(),
+        panel,
+        op,
+        MatRef::from_slice(x_blk, w, ny, w)?,
+        Op::NoTrans,
+        T::zero(),
+        MatMut::from_slice(&mut prod, mr, ny, mr)?,
+        Par::Seq,
+    )?;
+    let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
+    for jj in 0..ny {
+        let col = &mut b.data[jj * ld..(jj + 1) * ld];
+        for (ii, &lr) in local.iter().enumerate() {
+            col[lr] -= prod[ii + jj * mr];
+        }
+    }
+    Ok(())
 }
 
 /// Every rank's counters for [`solve_native`] with `nrhs` right-hand sides on `p` ranks
-/// (element size `bytes`): the moves of every step of both sweeps and the final permutation.
-pub(crate) fn solve_costs(
+/// (element size `bytes`): the moves of every step of both sweeps and, for LU, the final
+/// permutation.
+pub fn solve_costs(
     g: &Geometry,
+    triangles: Triangles,
     p: usize,
     pivots: &[Vec<usize>],
     nrhs: usize,
     bytes: usize,
 ) -> Vec<CommStats> {
     let mut lists = Vec::new();
-    for (_, t, others) in schedule(pivots, g.n) {
+    for (sweep, t, others) in schedule(pivots, g.n) {
         let piv = &pivots[t];
         lists.push(gather_moves(g, nrhs, t, piv));
         lists.push(spread_moves(g, nrhs, t, piv, &others));
-        lists.push(panel_moves(g, nrhs, t, &others));
+        lists.push(factor_moves(g, triangles, sweep, nrhs, t, &others));
     }
-    let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
-    lists.push(permute_moves(g, &perm, |y| rhs_cols(g, nrhs, y)));
+    if triangles == Triangles::Lu {
+        let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
+        lists.push(permute_moves(g, &perm, |y| rhs_cols(g, nrhs, y)));
+    }
     let mut stats = vec![CommStats::default(); p];
     for list in &lists {
         for (r, tr) in Move::transfers(list, p).iter().enumerate() {

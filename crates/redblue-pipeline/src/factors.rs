@@ -1,0 +1,242 @@
+//! [`TileFactors`]: the factors a tile factorisation leaves, where it leaves them — spread over
+//! the layers, in the native tiles — and what every factorisation does with them: bring the
+//! layers' shares to layer 0 once, solve with them, and hand them out in any layout.
+
+use crate::gather::{gather_costs, gather_moves, Shares};
+use crate::geometry::{Geometry, Tiles};
+use crate::run::Run;
+use crate::solve::SolveError;
+use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
+use redblue_comm::{CommError, CommStats, Communicator};
+use redblue_core::pool::recycle;
+use redblue_core::{Op, Scalar};
+use redblue_dist::exchange::exchange;
+use redblue_dist::{transform, BlockCyclic, DistError, DistMatrix, Layout, OwnedDistMatrix};
+use redblue_kernels::{KernelError, KernelScalar};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// The factors of a tile factorisation on one rank: its tiles of its layer (empty off the
+/// grid), the steps' rows and diagonal blocks. The first call that needs them whole brings the
+/// layers' shares to layer 0's tiles in one exchange ([`TileFactors::gather_costs`]); they are
+/// used there from then on.
+pub struct TileFactors<T: Scalar> {
+    geom: Geometry,
+    triangles: Triangles,
+    /// This rank's tiles of its layer: its layer's share of the factors, and on layer 0, once
+    /// gathered, the whole factors.
+    tiles: Mutex<Tiles<T>>,
+    /// Whether layer 0's tiles hold the whole factors (always with one layer).
+    gathered: AtomicBool,
+    /// Whether this rank's tiles are layer 0's (or it is off the grid).
+    on_layer_0: bool,
+    /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
+    empty: Tiles<T>,
+    pivots: Vec<Vec<usize>>,
+    blocks: Vec<Vec<T>>,
+}
+
+/// The error of an operation on the factors: communication, layouts or a kernel.
+#[derive(Debug)]
+pub enum FactorsError {
+    /// A communication failure.
+    Comm(CommError),
+    /// A layout problem (transforms in and out).
+    Dist(DistError),
+    /// A local kernel failure.
+    Kernel(KernelError),
+}
+
+impl From<CommError> for FactorsError {
+    fn from(e: CommError) -> Self {
+        FactorsError::Comm(e)
+    }
+}
+
+impl From<DistError> for FactorsError {
+    fn from(e: DistError) -> Self {
+        FactorsError::Dist(e)
+    }
+}
+
+impl From<SolveError> for FactorsError {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Comm(e) => FactorsError::Comm(e),
+            SolveError::Kernel(e) => FactorsError::Kernel(e),
+        }
+    }
+}
+
+impl<T: KernelScalar> TileFactors<T> {
+    /// The factors [`crate::run`] left on `rank`.
+    pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>) -> Self {
+        let tiles = match geom.coords(rank) {
+            Some((x, y, _)) => Tiles::new(&geom, x, y, run.local),
+            None => Tiles::empty(&geom),
+        };
+        TileFactors {
+            triangles,
+            tiles: Mutex::new(tiles),
+            gathered: AtomicBool::new(geom.c == 1),
+            on_layer_0: geom.coords(rank).is_none_or(|(_, _, z)| z == 0),
+            empty: Tiles::empty(&geom),
+            geom,
+            pivots: run.pivots,
+            blocks: run.blocks,
+        }
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// Every step's rows (pivot rows), the same on every rank.
+    pub fn pivots(&self) -> &[Vec<usize>] {
+        &self.pivots
+    }
+
+    fn shares(&self) -> Shares {
+        match self.triangles {
+            Triangles::Lu => Shares::LowerAndUpper,
+            Triangles::Cholesky => Shares::Lower,
+        }
+    }
+
+    /// Runs `f` with this rank's layer-0 tiles of the whole factors (none off layer 0),
+    /// gathering the layers' shares there first if no call has done so yet.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure, or what `f` returns.
+    pub fn with_layer_0<C: Communicator, R, E: From<CommError>>(
+        &self,
+        comm: &C,
+        f: impl FnOnce(&Tiles<T>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.gathered.load(Ordering::Acquire) {
+            let moves = gather_moves(&self.geom, &self.pivots, self.shares());
+            exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| *tiles.at(i, j) = v);
+            self.gathered.store(true, Ordering::Release);
+        }
+        f(if self.on_layer_0 { &tiles } else { &self.empty })
+    }
+
+    /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
+    /// shares of the factors to layer 0, which the first call needing them whole does: zero
+    /// once done, and with one layer.
+    pub fn gather_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
+        if self.gathered.load(Ordering::Acquire) {
+            vec![CommStats::default(); p]
+        } else {
+            gather_costs(&self.geom, p, &self.pivots, self.shares(), bytes)
+        }
+    }
+
+    /// The layout in which [`TileFactors::solve`] takes and returns `nrhs` right-hand sides
+    /// without transforming them.
+    ///
+    /// # Errors
+    /// None for a valid geometry.
+    pub fn rhs_layout(&self, nrhs: usize) -> Result<BlockCyclic, DistError> {
+        rhs_layout(&self.geom, nrhs)
+    }
+
+    /// `X` with `A·X = B` for the right-hand sides `b` (`N` rows, checked by the caller) in
+    /// any layout, returned in `b`'s layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication, layout or kernel failure.
+    pub fn solve<C, B>(
+        &self,
+        comm: &C,
+        b: &B,
+    ) -> Result<OwnedDistMatrix<T, B::Layout>, FactorsError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+    {
+        let g = &self.geom;
+        let nrhs = b.shape().1;
+        let layout = rhs_layout(g, nrhs)?;
+        let mut native = OwnedDistMatrix::zeros(comm, layout.clone())?;
+        transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
+        let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
+        let x = self.with_layer_0(comm, |tiles| {
+            let (pivots, blocks) = (&self.pivots, &self.blocks);
+            solve_native(comm, g, self.triangles, pivots, blocks, tiles, local, nrhs)
+                .map_err(FactorsError::from)
+        })?;
+        let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
+        let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
+        transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+
+    /// Every rank's predicted counters for [`TileFactors::solve`] of `nrhs` right-hand sides
+    /// given in [`TileFactors::rhs_layout`] (no transform traffic), on `p` ranks, for elements
+    /// of `bytes` bytes: the solve, and the gathering of the factors if no call has done it
+    /// yet.
+    pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
+        let solve = solve_costs(&self.geom, self.triangles, p, &self.pivots, nrhs, bytes);
+        let gather = self.gather_costs(p, bytes);
+        solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
+    }
+
+    /// The whole factors in layer 0's layout, their rows permuted by `perm` when given (row `i`
+    /// of the result is row `perm[i]`), every entry mapped by `keep(i, j, value)`, then moved
+    /// to `layout`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication or layout failure.
+    pub fn to_layout<C: Communicator, L: Layout>(
+        &self,
+        comm: &C,
+        perm: Option<&[usize]>,
+        keep: impl Fn(usize, usize, T) -> T,
+        layout: L,
+    ) -> Result<OwnedDistMatrix<T, L>, FactorsError> {
+        let g = &self.geom;
+        let mut m = self.with_layer_0(comm, |tiles| match perm {
+            Some(perm) => permute_rows(comm, g, perm, |y| g.owned(y, g.py), tiles, (g.n, g.n)),
+            None => Ok(Tiles::from_parts(
+                tiles.rows.clone(),
+                tiles.cols.clone(),
+                (g.n, g.n),
+                tiles.data.clone(),
+            )),
+        })?;
+        let ld = m.ld();
+        for (jj, &j) in m.cols.clone().iter().enumerate() {
+            for (ii, &i) in m.rows.clone().iter().enumerate() {
+                let e = &mut m.data[ii + jj * ld];
+                *e = keep(i, j, *e);
+            }
+        }
+        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
+        let mut out = OwnedDistMatrix::zeros(comm, layout)?;
+        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
+        Ok(out)
+    }
+}
+
+impl<T: Scalar> Drop for TileFactors<T> {
+    /// The factors' buffer back to this thread's pool, for the next factorisation.
+    fn drop(&mut self) {
+        let tiles = self.tiles.get_mut().unwrap_or_else(|e| e.into_inner());
+        recycle(std::mem::take(&mut tiles.data));
+    }
+}
+
+/// This rank's tiles of `nrhs` right-hand sides in [`rhs_layout`].
+fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -> Tiles<T> {
+    let (rows, cols) = match g.coords(rank) {
+        Some((x, y, 0)) => (g.owned(x, g.px), rhs_cols(g, nrhs, y)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    Tiles::from_parts(rows, cols, (g.n, nrhs), local)
+}
