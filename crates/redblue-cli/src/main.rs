@@ -1,8 +1,10 @@
-//! `redblue`, the miniapp: `redblue gemm …` runs `C = alpha·op(A)·op(B) + beta·C` and `redblue
-//! lu …` factors `A = P·L·U` (and solves with it) on threads-as-ranks (default) or under
-//! `mpirun` (`--backend mpi`, feature `mpi`), and both report the time, the flop rate and the
-//! words moved against the cost model and the lower bound; `redblue plan gemm|lu …` prints the
-//! plan without running anything.
+//! `redblue`, the miniapp: `redblue gemm …` runs `C = alpha·op(A)·op(B) + beta·C`, `redblue
+//! lu …` factors `A = P·L·U` and `redblue cholesky …` factors `A = L·Lᴴ` (and both solve with
+//! the factors) on threads-as-ranks (default) or under `mpirun` (`--backend mpi`, feature
+//! `mpi`), and all report the time, the flop rate and the words moved against the cost model
+//! and the lower bound; `redblue plan gemm|lu|cholesky …` prints the plan without running
+//! anything; `redblue io-sim cholesky …` runs seed 002's sequential algorithms on the simulated
+//! two-level memory.
 //!
 //! ```text
 //! redblue gemm --m 2000 --n 2000 --k 2000 --ranks 4 --check
@@ -11,9 +13,14 @@
 //! redblue lu --n 4096 --ranks 8 --check
 //! redblue lu --n 2000 --ranks 4 --algorithm 2d --type c64 --json
 //! redblue plan lu --n 65536 --ranks 512 --json
+//! redblue cholesky --n 4096 --ranks 2 --check
+//! redblue plan cholesky --n 16384 --ranks 512
+//! redblue io-sim cholesky --n 512 --memory 768 --algorithm square --layout morton
 //! ```
 
+mod cholesky;
 mod gemm;
+mod io_sim;
 mod lu;
 mod memory;
 
@@ -38,6 +45,13 @@ enum Command {
     Gemm(gemm::GemmArgs),
     /// Run a distributed LU factorisation A = P·L·U (and a solve) and report it.
     Lu(lu::LuArgs),
+    /// Run a distributed Cholesky factorisation A = L·Lᴴ (and a solve) and report it.
+    Cholesky(cholesky::CholeskyArgs),
+    /// Run a sequential algorithm on the simulated two-level memory and count what it moves.
+    IoSim {
+        #[command(subcommand)]
+        what: IoSimWhat,
+    },
     /// Print the plan of a run (grid, model, lower bound, memory) without running it.
     Plan {
         #[command(subcommand)]
@@ -51,6 +65,14 @@ enum PlanWhat {
     Gemm(gemm::GemmArgs),
     /// The plan of `redblue lu` with the same arguments.
     Lu(lu::LuArgs),
+    /// The plan of `redblue cholesky` with the same arguments.
+    Cholesky(cholesky::CholeskyArgs),
+}
+
+#[derive(Subcommand)]
+enum IoSimWhat {
+    /// Seed 002's sequential Cholesky algorithms: words and messages against the lower bounds.
+    Cholesky(io_sim::IoSimArgs),
 }
 
 /// The element type of a run.
@@ -190,12 +212,19 @@ fn main() -> ExitCode {
     let outcome = match &cli.command {
         Command::Gemm(args) => launch(args),
         Command::Lu(args) => launch(args),
+        Command::Cholesky(args) => launch(args),
+        Command::IoSim {
+            what: IoSimWhat::Cholesky(args),
+        } => io_sim::run(args),
         Command::Plan {
             what: PlanWhat::Gemm(args),
         } => gemm::plan_command(args),
         Command::Plan {
             what: PlanWhat::Lu(args),
         } => lu::plan_command(args),
+        Command::Plan {
+            what: PlanWhat::Cholesky(args),
+        } => cholesky::plan_command(args),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

@@ -54,7 +54,7 @@ pub use error::KernelError;
 pub use gemm::gemm;
 pub use gemmt::gemmt;
 pub use lu::{getrf, laswp, Direction, LuInfo, LuPivots};
-pub use norms::{norm_fro, norm_inf, norm_max, norm_one};
+pub use norms::{max_abs_finite, norm_fro, norm_inf, norm_max, norm_one};
 pub use par::Par;
 pub use scalar::KernelScalar;
 pub use system::{set_system_blas, system_blas_active, system_calls, SYSTEM_BLAS};

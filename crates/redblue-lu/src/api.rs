@@ -284,9 +284,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     pub fn packed<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
         let keep = |_, _, v| v;
+        let layout = self.layout.clone();
         Ok(self
             .factors
-            .to_layout(comm, None, keep, self.layout.clone())?)
+            .to_layout(comm, None, keep, Op::NoTrans, layout)?)
     }
 
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
@@ -420,9 +421,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     ) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
         let layout = self.layout.clone();
+        let perm = Some(self.perm.as_slice());
         Ok(self
             .factors
-            .to_layout(comm, Some(&self.perm), keep, layout)?)
+            .to_layout(comm, perm, keep, Op::NoTrans, layout)?)
     }
 
     /// `comm` must hold the factorisation's grid and a layout over `layout_ranks` ranks.

@@ -24,13 +24,13 @@ use crate::pivot::{partial, tournament, Chosen};
 use crate::LuError;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
-use redblue_core::{Diag, Op, RealScalar, Scalar, Side, Uplo};
+use redblue_core::{Diag, Op, RealScalar, Side, Uplo};
 use redblue_dist::exchange::{exchange_cols_into, Move};
-use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+use redblue_kernels::{gemm, max_abs_finite as max_abs, trsm, KernelScalar, MatMut, MatRef, Par};
 use redblue_pipeline::steps::layer_share;
 use redblue_pipeline::{
-    mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, Run, RunOptions, State, Step,
-    Stopped, TileAlgorithm, Tiles,
+    mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, Run, RunOptions, Scan, State,
+    Step, Stopped, TileAlgorithm, Tiles,
 };
 use std::ops::Range;
 
@@ -127,8 +127,13 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         self.pivoting
     }
 
-    fn scan(&self, tiles: &Tiles<T>) -> (f64, bool) {
-        max_abs(&tiles.data)
+    fn scan(&self, tiles: &Tiles<T>) -> Scan {
+        let (max, finite) = max_abs(&tiles.data);
+        Scan {
+            max,
+            finite,
+            bad_column: None,
+        }
     }
 
     fn factor_diagonal<C: Communicator>(
@@ -212,20 +217,25 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         if st.in_place {
             return self.update_in_place(st, step, right, cols);
         }
-        let (mr, ks, ld) = (step.my_rows.len(), step.share.len(), st.tiles.ld());
+        let (mr, ks, a_start, par) = (step.my_rows.len(), step.share.len(), st.a_start, st.par);
         if mr == 0 || ks == 0 || cols.is_empty() {
             return Ok(());
         }
-        let at = (step.first_col + cols.start) * ld + st.a_start;
+        let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
         gemm(
             T::zero() - T::one(),
-            MatRef::from_slice(&panel.share, mr, ks, mr)?,
+            l10,
             Op::NoTrans,
             MatRef::from_slice(&right.u[cols.start * ks..], ks, cols.len(), ks)?,
             Op::NoTrans,
             T::one(),
-            MatMut::from_slice(&mut st.tiles.data[at..], mr, cols.len(), ld)?,
-            st.par,
+            MatMut::from_slice(
+                &mut tiles_right[cols.start * ld + a_start..],
+                mr,
+                cols.len(),
+                ld,
+            )?,
+            par,
         )?;
         Ok(())
     }
@@ -520,56 +530,4 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
         }
     });
     out
-}
-
-/// The largest `|x|` of `xs` (0 when empty) and whether every element is finite, in one pass
-/// of eight independent lanes without early exit, so that it vectorises (a `NaN` is skipped
-/// by the maximum and caught by the finiteness flag).
-pub(crate) fn max_abs<T: Scalar>(xs: &[T]) -> (f64, bool) {
-    const LANES: usize = 8;
-    let (mut max, mut finite) = ([0.0f64; LANES], [true; LANES]);
-    let chunks = xs.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for ((m, f), &x) in max.iter_mut().zip(&mut finite).zip(chunk) {
-            let a = x.abs().to_f64();
-            *m = if a > *m { a } else { *m };
-            *f &= x.is_finite();
-        }
-    }
-    for (l, &x) in tail.iter().enumerate() {
-        let a = x.abs().to_f64();
-        max[l] = if a > max[l] { a } else { max[l] };
-        finite[l] &= x.is_finite();
-    }
-    (
-        max.into_iter().fold(0.0, f64::max),
-        finite.into_iter().all(|f| f),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use redblue_core::c64 as Complex64;
-
-    #[test]
-    fn max_abs_sees_every_lane_and_the_tail() {
-        assert_eq!(max_abs::<f64>(&[]), (0.0, true));
-        // Lengths around the lane count; the largest in each position once.
-        for len in 1..20 {
-            for at in 0..len {
-                let mut xs = vec![0.5f64; len];
-                xs[at] = -3.0;
-                assert_eq!(max_abs(&xs), (3.0, true), "len {len}, at {at}");
-                xs[at] = f64::NAN;
-                assert!(!max_abs(&xs).1, "NaN at {at} of {len}");
-                xs[at] = f64::NEG_INFINITY;
-                assert!(!max_abs(&xs).1, "-Inf at {at} of {len}");
-            }
-        }
-        let z = [Complex64::new(3.0, 4.0), Complex64::new(-1.0, 0.0)];
-        assert_eq!(max_abs(&z), (5.0, true));
-        assert!(!max_abs(&[Complex64::new(0.0, f64::INFINITY)]).1);
-    }
 }

@@ -188,7 +188,7 @@ impl<T: KernelScalar> TileFactors<T> {
 
     /// The whole factors in layer 0's layout, their rows permuted by `perm` when given (row `i`
     /// of the result is row `perm[i]`), every entry mapped by `keep(i, j, value)`, then moved
-    /// to `layout`.
+    /// to `layout` as `op` of that (`Op::ConjTrans`: Cholesky's `U = Lᴴ`).
     ///
     /// # Collective
     /// # Errors
@@ -198,6 +198,7 @@ impl<T: KernelScalar> TileFactors<T> {
         comm: &C,
         perm: Option<&[usize]>,
         keep: impl Fn(usize, usize, T) -> T,
+        op: Op,
         layout: L,
     ) -> Result<OwnedDistMatrix<T, L>, FactorsError> {
         let g = &self.geom;
@@ -219,7 +220,7 @@ impl<T: KernelScalar> TileFactors<T> {
         }
         let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
         let mut out = OwnedDistMatrix::zeros(comm, layout)?;
-        transform(comm, T::one(), &native, Op::NoTrans, T::zero(), &mut out)?;
+        transform(comm, T::one(), &native, op, T::zero(), &mut out)?;
         Ok(out)
     }
 }

@@ -31,5 +31,5 @@ pub use grid::{
 };
 pub use replay::{factor_costs, planned_words, StepModel, StepSizes};
 pub use run::{
-    run, Diagonal, Panel, PanelBlock, Run, RunOptions, State, Step, Stopped, TileAlgorithm,
+    run, Diagonal, Panel, PanelBlock, Run, RunOptions, Scan, State, Step, Stopped, TileAlgorithm,
 };

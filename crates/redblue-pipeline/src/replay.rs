@@ -11,7 +11,10 @@
 
 use crate::gather::Shares;
 use crate::geometry::{part, Geometry};
-use crate::steps::{count_broadcast, count_panel_pieces, count_panel_reduce, owned_in};
+use crate::steps::{
+    count_broadcast, count_panel_pieces, count_panel_reduce, count_row_broadcast, owned_in,
+    PanelHome,
+};
 use redblue_comm::volume::Tally;
 use redblue_comm::CommStats;
 use std::ops::Range;
@@ -47,6 +50,11 @@ pub trait StepModel {
     /// Which parts of the factors the layers keep shares of.
     fn shares(&self) -> Shares;
 
+    /// Where the panel is solved.
+    fn panel_home(&self) -> PanelHome {
+        PanelHome::Pieces
+    }
+
     /// The algorithm's own counters of step `t` (its choice of the block's rows, its `U`
     /// side), the step's rows being `piv`.
     fn count_own(
@@ -65,9 +73,10 @@ pub trait StepModel {
 }
 
 /// Every rank's counters for the factorisation on `p` ranks with the given rows (one list per
-/// step), element size `bytes`: the two agreements over all ranks, per step the panel's layer
-/// sums, the broadcast of the block, the scatter and spread of `L10`, and the model's own; and,
-/// when the algorithm pivots and the grid leaves ranks idle, the pivots to them.
+/// step), element size `bytes`: the check of the input and the agreement on the outcome over
+/// all ranks, per step the panel's layer sums, the broadcast of the block, the scatter and
+/// spread of `L10`, and the model's own; and, when the algorithm pivots and the grid leaves
+/// ranks idle, the pivots to them.
 pub fn factor_costs<M: StepModel>(
     g: &Geometry,
     p: usize,
@@ -76,7 +85,8 @@ pub fn factor_costs<M: StepModel>(
     bytes: usize,
 ) -> Vec<CommStats> {
     let mut tally = Tally::new(p);
-    tally.all_reduce(2, 8);
+    // The input's check (3 words) and, at the end, the agreement on the outcome (2).
+    tally.all_reduce(3, 8);
     let mut sizes = StepSizes {
         active: (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect(),
         pivots: vec![0; g.px],
@@ -106,7 +116,10 @@ pub fn factor_costs<M: StepModel>(
         for (r, (&a, &p)) in rest.iter_mut().zip(sizes.active.iter().zip(&sizes.pivots)) {
             *r = a - p;
         }
-        count_panel_pieces(&mut tally, g, t, &rest, bytes);
+        match model.panel_home() {
+            PanelHome::Pieces => count_panel_pieces(&mut tally, g, t, &rest, bytes),
+            PanelHome::Owner => count_row_broadcast(&mut tally, g, t, &rest, bytes),
+        }
         // 2., 5. and 7b. The algorithm's own.
         model.count_own(&mut tally, g, t, &sizes, piv, bytes);
         for x in 0..g.px {
@@ -134,7 +147,7 @@ pub fn planned_words<M: StepModel>(g: &Geometry, model: &M) -> f64 {
     let (px, py, c) = (g.px, g.py, g.c);
     let p = g.ranks();
     let mut total = 0.0f64;
-    total += 2.0 * all_reduce_words(p, 2) as f64;
+    total += (all_reduce_words(p, 3) + all_reduce_words(p, 2)) as f64;
     let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.n, g.v, px, x)).collect();
     let mut shares = vec![0usize; c];
     for t in 0..g.steps() {
@@ -167,6 +180,10 @@ pub fn planned_words<M: StepModel>(g: &Geometry, model: &M) -> f64 {
         let own = y0 + py * z0;
         for (x, &a) in active.iter().enumerate() {
             let rest = a - if x == pivot_row { w } else { 0 };
+            if model.panel_home() == PanelHome::Owner {
+                step += (py - 1) * w * rest;
+                continue;
+            }
             step += w * (rest - part(rest, pieces, own).len());
             let (base, rem) = (rest / pieces, rest % pieces);
             step += py * w * rest - (base * py * w + prefix(rem, py));

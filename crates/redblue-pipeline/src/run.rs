@@ -31,6 +31,7 @@ use crate::geometry::{mark_positions, part, Geometry, Tiles};
 use crate::replay::StepModel;
 use crate::steps::{
     broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
+    row_broadcast_members, PanelHome,
 };
 use redblue_comm::{wait_all, CommError, Communicator, CommunicatorExt};
 use redblue_core::pool::{recycle, take_buffer};
@@ -53,6 +54,18 @@ pub struct Diagonal<T> {
     /// The first column (0-based, within the panel) whose pivot failed (zero, or not
     /// positive), if any.
     pub failed: Option<usize>,
+}
+
+/// What [`TileAlgorithm::scan`] finds in this rank's part of the input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scan {
+    /// The largest `|a|` of the part read.
+    pub max: f64,
+    /// Whether every element of that part is finite.
+    pub finite: bool,
+    /// The first column (global) whose input already rules the factorisation out (Cholesky: a
+    /// diagonal entry that is not real); the steps stop there as at a failing pivot.
+    pub bad_column: Option<usize>,
 }
 
 /// The reduced panel on one of the ranks `(x, y0, z0)` that factor it (step 2's input).
@@ -125,9 +138,8 @@ pub trait TileAlgorithm<T: KernelScalar> {
     /// The model.
     fn model(&self) -> Self::Model;
 
-    /// The largest `|a|` of the part of the input it reads (layer 0's `tiles`) and whether
-    /// every element of that part is finite.
-    fn scan(&self, tiles: &Tiles<T>) -> (f64, bool);
+    /// The check of the part of the input it reads, on layer 0's `tiles` of this rank.
+    fn scan(&self, tiles: &Tiles<T>) -> Scan;
 
     /// Step 2 on panel rank `panel.x` of step `panel.t`: choose the block's rows and factor it.
     /// Returns the block on the holders ([`StepModel::holders`]), `None` elsewhere.
@@ -219,17 +231,22 @@ pub struct State<T> {
     pub active: Vec<usize>,
     /// This rank's active rows are its local rows `a_start..`.
     pub a_start: usize,
-    /// Whether the panel is solved in place (a grid row is one rank: `Py·c = 1`).
+    /// Whether a grid row is one rank (`Py·c = 1`): the panel is solved in place and every
+    /// rank holds every column.
     pub in_place: bool,
+    /// Whether the panel is solved on its grid column ([`PanelHome::Owner`], or `in_place`).
+    pub on_owner: bool,
     /// Threads per rank for the local kernels.
     pub par: Par,
     /// Scratch: global index → position, `N` entries each.
     pub pos: [Vec<usize>; 3],
     pivoted: Vec<bool>,
+    /// A column the input rules out ([`Scan::bad_column`], agreed): the steps stop there.
+    stop_at: Option<usize>,
 }
 
 impl<T: KernelScalar> State<T> {
-    fn new(g: &Geometry, rank: usize, local: Vec<T>, par: Par) -> Self {
+    fn new(g: &Geometry, rank: usize, local: Vec<T>, par: Par, home: PanelHome) -> Self {
         let coords = g.coords(rank);
         let tiles = match coords {
             Some((x, y, z)) => {
@@ -253,6 +270,7 @@ impl<T: KernelScalar> State<T> {
             active: (0..n).collect(),
             a_start: 0,
             in_place: g.py * g.c == 1,
+            on_owner: home == PanelHome::Owner || g.py * g.c == 1,
             par,
             pos: [
                 vec![usize::MAX; n],
@@ -260,6 +278,7 @@ impl<T: KernelScalar> State<T> {
                 vec![usize::MAX; n],
             ],
             pivoted: vec![false; n],
+            stop_at: None,
         }
     }
 
@@ -320,7 +339,15 @@ impl<T: KernelScalar> State<T> {
         let mut meta = vec![0u64; model.meta_words(w)];
         let mut block = vec![T::zero(); w * w];
         if let Some(ch) = chosen {
-            meta[0] = ch.failed.map_or(0, |j| j as u64 + 1);
+            let ruled_out = self
+                .stop_at
+                .filter(|j| panel.contains(j))
+                .map(|j| j - panel.start);
+            let failed = match (ch.failed, ruled_out) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            meta[0] = failed.map_or(0, |j| j as u64 + 1);
             for (m, &r) in meta[1..].iter_mut().zip(&ch.rows) {
                 *m = r as u64;
             }
@@ -386,8 +413,58 @@ impl<T: KernelScalar> State<T> {
         }
     }
 
+    /// Whether `L10` on my active rows is in my tiles (solved there, on the panel's grid
+    /// column) rather than in [`Panel::share`].
+    pub fn l10_in_tiles(&self, step: &Step) -> bool {
+        self.on_owner && self.coords.is_some_and(|(_, y, _)| y == step.owner.0)
+    }
+
+    /// The update's operands on this rank: `L10` on my active rows, my layer's share of the
+    /// panel columns (`my_rows × share`, in my tiles or in `panel.share`), and my tiles from
+    /// local column `step.first_col` on (writable; my active rows start at row `a_start` of
+    /// each column), with their leading dimension.
+    ///
+    /// # Errors
+    /// None for the step's own panel.
+    pub fn update_operands<'a>(
+        &'a mut self,
+        step: &Step,
+        panel: &'a Panel<T>,
+    ) -> Result<(MatRef<'a, T>, &'a mut [T], usize), KernelError> {
+        let (mr, ks, ld) = (step.my_rows.len(), step.share.len(), self.tiles.ld());
+        let in_tiles = self.l10_in_tiles(step);
+        let pc = if in_tiles {
+            self.tiles.col_pos(step.panel.start) + step.share.start
+        } else {
+            0
+        };
+        let (left, right) = self.tiles.data.split_at_mut(step.first_col * ld);
+        let l10 = if in_tiles {
+            MatRef::from_slice(
+                &left[(pc * ld + self.a_start).min(left.len())..],
+                mr,
+                ks,
+                ld,
+            )?
+        } else {
+            MatRef::from_slice(&panel.share, mr, ks, mr.max(1))?
+        };
+        Ok((l10, right, ld))
+    }
+
+    /// `L10[row, col]` of my active rows (`pos[1]` marks `my_rows`).
+    pub fn l10_at(&self, step: &Step, panel: &Panel<T>, row: usize, col: usize) -> T {
+        if self.l10_in_tiles(step) {
+            self.tiles.get(row, col)
+        } else {
+            let mr = step.my_rows.len();
+            panel.share[self.pos[1][row] + (col - step.panel.start - step.share.start) * mr]
+        }
+    }
+
     /// Steps 4, 6 and 7a: the panel's rows below the block to their 1D pieces, solved, and
-    /// spread to the layers' shares on every rank of their grid row.
+    /// spread to the layers' shares on every rank of their grid row — or, on the panel's grid
+    /// column, solved in place and broadcast along the grid rows.
     fn solve_and_spread<C: Communicator, A: TileAlgorithm<T>>(
         &mut self,
         comm: &C,
@@ -395,63 +472,96 @@ impl<T: KernelScalar> State<T> {
         step: &Step,
         block: &[T],
     ) -> Result<Panel<T>, A::Error> {
-        let g = self.g;
-        let (t, w) = (step.t, step.panel.len());
-        let start = step.panel.start;
-        let mut piece_rows = Vec::new();
-        if let Some((x, y, z)) = self.coords.filter(|_| !self.in_place) {
-            piece_rows = l10_piece(&g, &step.rest, x, y + g.py * z);
+        let w = step.panel.len();
+        let block = MatRef::from_slice(block, w, w, w.max(1))?;
+        if self.on_owner {
+            return self.solve_on_owner(comm, algo, step, block);
         }
+        let g = self.g;
+        let start = step.panel.start;
+        let piece_rows = match self.coords {
+            Some((x, y, z)) => l10_piece(&g, &step.rest, x, y + g.py * z),
+            None => Vec::new(),
+        };
         let lm = piece_rows.len();
         let mut piece = take_buffer(lm * w, T::zero());
-        if !self.in_place {
-            let moves = l10_scatter_moves(&g, t, &step.rest);
-            mark_positions(&mut self.pos[0], &piece_rows);
-            let (pos, tiles) = (&self.pos[0], &self.tiles);
-            exchange(comm, &moves, |i, j| tiles.get(i, j))?
-                .apply(|i, j, v| piece[pos[i] + (j - start) * lm] = v);
-        }
-        // 6. The solve: on the piece, or in place on my active rows.
-        let block = MatRef::from_slice(block, w, w, w.max(1))?;
-        let ld = self.tiles.ld();
-        let in_place_rows = ld - self.a_start;
-        if self.in_place && self.coords.is_some() && in_place_rows > 0 {
-            let pc = self.tiles.col_pos(start);
-            let view = MatMut::from_slice(
-                &mut self.tiles.data[pc * ld + self.a_start..],
-                in_place_rows,
-                w,
-                ld,
-            )?;
-            algo.solve_panel(block, view, self.par)?;
-        } else if lm > 0 {
+        let moves = l10_scatter_moves(&g, step.t, &step.rest);
+        mark_positions(&mut self.pos[0], &piece_rows);
+        let (pos, tiles) = (&self.pos[0], &self.tiles);
+        exchange(comm, &moves, |i, j| tiles.get(i, j))?
+            .apply(|i, j, v| piece[pos[i] + (j - start) * lm] = v);
+        // 6. The solve on the piece.
+        if lm > 0 {
             algo.solve_panel(block, MatMut::from_slice(&mut piece, lm, w, lm)?, self.par)?;
         }
         // 7a. My rows, my layer's share of the columns.
         let (mr, share) = (step.my_rows.len(), step.share.clone());
-        let mut l_share = take_buffer(if self.in_place { 0 } else { mr * share.len() }, T::zero());
-        if !self.in_place {
-            let moves = l10_spread_moves(&g, t, &step.rest);
-            mark_positions(&mut self.pos[0], &piece_rows);
-            mark_positions(&mut self.pos[1], &step.my_rows);
-            let (pos, pos_mine) = (&self.pos[0], &self.pos[1]);
-            exchange(comm, &moves, |i, j| piece[pos[i] + (j - start) * lm])?.apply(|i, j, v| {
-                l_share[pos_mine[i] + (j - start - share.start) * mr] = v;
-            });
-            // The layers keep their shares where their partial sums of the panel were (no
-            // longer needed: step 1 summed them).
-            if self.coords.is_some_and(|(_, y, _)| y == step.owner.0) && mr > 0 {
-                let pc = self.tiles.col_pos(start);
-                for jj in 0..share.len() {
-                    let at = pc + share.start + jj;
-                    let col = &mut self.tiles.data[at * ld + self.a_start..(at + 1) * ld];
-                    col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
-                }
+        let mut l_share = take_buffer(mr * share.len(), T::zero());
+        let moves = l10_spread_moves(&g, step.t, &step.rest);
+        mark_positions(&mut self.pos[1], &step.my_rows);
+        let (pos, pos_mine) = (&self.pos[0], &self.pos[1]);
+        exchange(comm, &moves, |i, j| piece[pos[i] + (j - start) * lm])?.apply(|i, j, v| {
+            l_share[pos_mine[i] + (j - start - share.start) * mr] = v;
+        });
+        // The layers keep their shares where their partial sums of the panel were (no longer
+        // needed: step 1 summed them).
+        if self.coords.is_some_and(|(_, y, _)| y == step.owner.0) && mr > 0 {
+            let (ld, pc) = (self.tiles.ld(), self.tiles.col_pos(start));
+            for jj in 0..share.len() {
+                let at = pc + share.start + jj;
+                let col = &mut self.tiles.data[at * ld + self.a_start..(at + 1) * ld];
+                col.copy_from_slice(&l_share[jj * mr..(jj + 1) * mr]);
             }
         }
         Ok(Panel {
             piece_rows,
             piece,
+            share: l_share,
+        })
+    }
+
+    /// Steps 6 and 7a on the panel's grid column: solved in place there, then broadcast along
+    /// the grid rows (nothing moves when a grid row is one rank).
+    fn solve_on_owner<C: Communicator, A: TileAlgorithm<T>>(
+        &mut self,
+        comm: &C,
+        algo: &A,
+        step: &Step,
+        block: MatRef<'_, T>,
+    ) -> Result<Panel<T>, A::Error> {
+        let (g, w, start) = (self.g, step.panel.len(), step.panel.start);
+        let ld = self.tiles.ld();
+        let rows = ld - self.a_start;
+        if self.l10_in_tiles(step) && rows > 0 {
+            let at = self.tiles.col_pos(start) * ld + self.a_start;
+            let view = MatMut::from_slice(&mut self.tiles.data[at..], rows, w, ld)?;
+            algo.solve_panel(block, view, self.par)?;
+        }
+        // 7a. Along my grid row, by a tree from the panel rank (ranks of a grid row hold the
+        // same rows in the same local order).
+        let mr = step.my_rows.len();
+        let mut l_share = Vec::new();
+        if let Some((x, _, _)) = self.coords.filter(|_| g.py > 1 && mr > 0) {
+            let mut buf = take_buffer(mr * w, T::zero());
+            if self.l10_in_tiles(step) {
+                let at = self.tiles.col_pos(start) * ld + self.a_start;
+                for (dst, col) in buf
+                    .chunks_exact_mut(mr)
+                    .zip(self.tiles.data[at..].chunks(ld))
+                {
+                    dst.copy_from_slice(&col[..mr]);
+                }
+            }
+            comm.tree_broadcast(&mut buf, &row_broadcast_members(&g, step.t, x))?;
+            if self.l10_in_tiles(step) {
+                recycle(buf);
+            } else {
+                l_share = buf;
+            }
+        }
+        Ok(Panel {
+            piece_rows: Vec::new(),
+            piece: Vec::new(),
             share: l_share,
         })
     }
@@ -542,15 +652,28 @@ where
     C: Communicator,
     A: TileAlgorithm<T>,
 {
-    let mut st = State::new(g, comm.rank(), local, options.par);
-    // NaN or Inf anywhere: the same answer everywhere, before any work.
-    let (max_input, finite) = match st.coords {
+    let mut st = State::new(
+        g,
+        comm.rank(),
+        local,
+        options.par,
+        algo.model().panel_home(),
+    );
+    // NaN or Inf anywhere: the same answer everywhere, before any work. A column the input
+    // rules out: the smallest over the ranks (carried as `N − j`, so that the maximum finds it).
+    let scan = match st.coords {
         Some((_, _, 0)) => algo.scan(&st.tiles),
-        _ => (0.0, true),
+        _ => Scan {
+            max: 0.0,
+            finite: true,
+            bad_column: None,
+        },
     };
-    let mut check = [if finite { 0.0 } else { 1.0 }, max_input];
+    let bad = scan.bad_column.map_or(0.0, |j| (g.n - j) as f64);
+    let mut check = [if scan.finite { 0.0 } else { 1.0 }, scan.max, bad];
     comm.all_reduce_in_place(&mut check, ReduceOp::Max)?;
     let max_input = check[1];
+    st.stop_at = (check[2] > 0.0).then(|| g.n - check[2] as usize);
     if check[0] > 0.0 {
         return Ok(Run {
             local: std::mem::take(&mut st.tiles.data),

@@ -236,13 +236,66 @@ pub fn count_panel_pieces(tally: &mut Tally, g: &Geometry, t: usize, rest: &[usi
     }
 }
 
+/// Where a step's panel rows below the diagonal block are solved (steps 4 to 7a).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PanelHome {
+    /// In `Py·c` 1D pieces per grid row, then spread to every rank of the grid row, each layer
+    /// its share of the columns (COnfLUX, COnfCHOX).
+    Pieces,
+    /// On the panel's grid column, where the reduction left them, then broadcast along the
+    /// grid rows (the 2D algorithms, as ScaLAPACK: one layer only).
+    Owner,
+}
+
+/// Step 7a with the panel solved on its grid column ([`PanelHome::Owner`], one layer): the
+/// members of grid row `x`'s broadcast of its rows of the panel, the panel rank first, the
+/// others in an order that rotates from step to step (as [`broadcast_members`]'), so that the
+/// interior nodes of the binomial tree change.
+pub fn row_broadcast_members(g: &Geometry, t: usize, x: usize) -> Vec<usize> {
+    let (y0, z0) = g.panel_owner(t);
+    let others = g.py - 1;
+    let shift = (t * rotation_stride(others)) % others.max(1);
+    let mut members = Vec::with_capacity(g.py);
+    members.push(g.rank(x, y0, z0));
+    members.extend((0..others).map(|k| g.rank(x, (y0 + 1 + (k + shift) % others) % g.py, z0)));
+    members
+}
+
+/// The counts of the broadcasts of [`row_broadcast_members`]: the rows below the block
+/// (`rest[x]` of grid row `x`, `w` columns) along every grid row that has any.
+pub fn count_row_broadcast(
+    tally: &mut Tally,
+    g: &Geometry,
+    t: usize,
+    rest: &[usize],
+    bytes: usize,
+) {
+    let w = g.panel(t).len();
+    for (x, &r) in rest.iter().enumerate() {
+        if r == 0 || g.py == 1 {
+            continue;
+        }
+        let members = row_broadcast_members(g, t, x);
+        let position = |rank: usize| members.iter().position(|&m| m == rank);
+        tally.tree(g.py, position, r * w, bytes);
+    }
+}
+
 /// Step 7b of a factorisation whose `U` side is `L10ᴴ` (Cholesky): every rank `(x, y, z)`
 /// needs the `L10` rows `j` of its tile columns (`col_py(j) = y`), its layer's share of the
-/// panel columns — exactly what rank `(row_px(j), y, z)` holds after step 7a. So the rows move
-/// within a grid column and layer: rank `(x', y, z)` sends its rows `j` of `rest` with
-/// `col_py(j) = y` to every `(x, y, z)` (to itself a copy).
+/// panel columns. After step 7a every rank `(row_px(j), ·, z)` of the row's grid row holds
+/// them; rank `(x, y, z)` takes those of grid row `x' ≠ x` from rank `(x', x mod Py, z)` and
+/// its own grid row's from itself. (Taking them from `(x', y, z)` would make the "diagonal"
+/// ranks send everything when `Px = Py`: only tiles `b` with `b mod Px = b mod Py` hold rows
+/// of grid row `x` and grid column `x`.) Every holder then sends about `Px/Py` copies of what
+/// its grid row has for each grid column.
 pub fn transpose_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
     let panel = g.panel(t);
+    // The rows of `rest` by (grid row, grid column) of their index.
+    let mut groups = vec![Vec::new(); g.px * g.py];
+    for &j in rest {
+        groups[g.row_px(j) + g.px * g.col_py(j)].push(j);
+    }
     let mut out = Vec::new();
     for z in 0..g.c {
         let cols: Vec<usize> = layer_share(panel.len(), g, z)
@@ -253,17 +306,14 @@ pub fn transpose_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
         }
         for y in 0..g.py {
             for from_x in 0..g.px {
-                let rows: Vec<usize> = rest
-                    .iter()
-                    .copied()
-                    .filter(|&j| g.row_px(j) == from_x && g.col_py(j) == y)
-                    .collect();
+                let rows = &groups[from_x + g.px * y];
                 if rows.is_empty() {
                     continue;
                 }
                 for x in 0..g.px {
+                    let from_y = if x == from_x { y } else { x % g.py };
                     out.push(Move {
-                        from: g.rank(from_x, y, z),
+                        from: g.rank(from_x, from_y, z),
                         to: g.rank(x, y, z),
                         rows: rows.clone(),
                         cols: cols.clone(),
@@ -288,24 +338,29 @@ pub fn diagonal_counts(g: &Geometry, start: usize) -> Vec<usize> {
     counts
 }
 
-/// Step 7b's counts for [`transpose_moves`] with `rest = panel.end..N` (no pivoting): in each
-/// grid column `y` and layer `z`, every rank `(x', y, z)` sends its `R(x', y)` rows
-/// ([`diagonal_counts`]) of its layer's share to every other rank of the grid column.
+/// Step 7b's counts for [`transpose_moves`] with `rest = panel.end..N` (no pivoting), from
+/// [`diagonal_counts`]: holder `(x', y', z)` sends, for every grid column `y`, its grid row's
+/// `R(x', y)` rows of its layer's share to every `(x, y, z)` with `x ≠ x'` and
+/// `x mod Py = y'`.
 pub fn count_transpose(tally: &mut Tally, g: &Geometry, t: usize, bytes: usize) {
     let panel = g.panel(t);
     let counts = diagonal_counts(g, panel.end);
-    let mut group = Vec::with_capacity(g.px);
-    let mut shares = Vec::with_capacity(g.px);
+    let mut receivers = Vec::with_capacity(g.px);
     for z in 0..g.c {
         let share = layer_share(panel.len(), g, z).len();
-        for y in 0..g.py {
-            group.clear();
-            shares.clear();
-            for x in 0..g.px {
-                group.push((g.rank(x, y, z), counts[x + g.px * y]));
-                shares.push((g.rank(x, y, z), share));
+        for from_x in 0..g.px {
+            for from_y in 0..g.py {
+                receivers.clear();
+                for y in 0..g.py {
+                    let rows = counts[from_x + g.px * y];
+                    if rows == 0 {
+                        continue;
+                    }
+                    let xs = (from_y..g.px).step_by(g.py).filter(|&x| x != from_x);
+                    receivers.extend(xs.map(|x| (g.rank(x, y, z), rows)));
+                }
+                tally.product(&[(g.rank(from_x, from_y, z), share)], &receivers, bytes);
             }
-            tally.product(&group, &shares, bytes);
         }
     }
 }

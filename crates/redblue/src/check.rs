@@ -7,13 +7,15 @@
 //! |---|---|---|
 //! | [`lu_residual`], [`factor_residual`] | `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)` | [`LU_THRESHOLD`] |
 //! | [`solve_residual`] | `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` | [`LU_THRESHOLD`] |
+//! | [`cholesky_residual`] | `‖A − L·Lᴴ‖₁ / (‖A‖₁·N·ε)` (the Hermitian norms of one triangle) | [`CHOLESKY_THRESHOLD`] |
 //! | [`gemm_residual`] | `‖C·x − α·op(A)·(op(B)·x) − β·C₀·x‖₂ / ((‖α‖‖A‖_F‖B‖_F + ‖β‖‖C₀‖_F)·‖x‖₂·k·ε)` | [`GEMM_THRESHOLD`] |
 //!
 //! `ε` is the machine epsilon of the element type; `x` is a fixed random vector.
 
 use crate::Error;
+use redblue_cholesky::CholeskyFactor;
 use redblue_comm::{CommError, Communicator, CommunicatorExt, ReduceOp};
-use redblue_core::{random, Op, RealScalar, Scalar};
+use redblue_core::{random, Op, RealScalar, Scalar, Uplo};
 use redblue_dist::{DistMatrix, Layout, OwnedDistMatrix};
 use redblue_gemm::{multiply, Algorithm, GemmShape, PlanOptions};
 use redblue_kernels::{KernelScalar, Par};
@@ -21,6 +23,9 @@ use redblue_lu::LuFactors;
 
 /// Threshold of the LU factor and solve residuals: `THRESH = 16` of ScaLAPACK's `LU.dat`.
 pub const LU_THRESHOLD: f64 = 16.0;
+
+/// Threshold of [`cholesky_residual`]: `THRESH = 3.0` of ScaLAPACK's `LLT.dat`.
+pub const CHOLESKY_THRESHOLD: f64 = 3.0;
 
 /// Threshold of [`gemm_residual`]: the rounding error of both products is at most about
 /// `k·ε` relative, so an honest result stays below 2–3.
@@ -76,6 +81,91 @@ where
     let n = a.shape().0;
     let scale = a.norm_one(comm)?.to_f64() * n as f64 * epsilon::<T>();
     Ok(ratio(r.norm_one(comm)?.to_f64(), scale))
+}
+
+/// `‖A − L·Lᴴ‖₁ / (‖A‖₁·N·ε)` (`Uplo::Lower`) or `‖A − Uᴴ·U‖₁ / (‖A‖₁·N·ε)` (`Upper`) for the
+/// factor of `a`, of which only the `uplo` triangle is read: both norms are those of the
+/// Hermitian matrices that triangle stands for.
+///
+/// # Collective
+/// # Errors
+/// As [`CholeskyFactor::factor`], communication failures; the same on every rank.
+pub fn cholesky_residual<T, C, L>(
+    comm: &C,
+    a: &OwnedDistMatrix<T, L>,
+    uplo: Uplo,
+    factor: &CholeskyFactor<T, L>,
+) -> Result<f64, Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout,
+{
+    let f = factor.factor(comm)?;
+    let mut r = a.clone();
+    let (op_a, op_b) = match uplo {
+        Uplo::Lower => (Op::NoTrans, Op::ConjTrans),
+        Uplo::Upper => (Op::ConjTrans, Op::NoTrans),
+    };
+    let n = a.shape().0;
+    if n > 0 {
+        let schedule = Algorithm::Cosma
+            .schedule(
+                GemmShape::new(n, n, n),
+                comm.size(),
+                &PlanOptions::default(),
+            )
+            .map_err(redblue_gemm::GemmError::from)?;
+        let minus_one = T::zero() - T::one();
+        multiply(
+            comm,
+            minus_one,
+            &f,
+            op_a,
+            &f,
+            op_b,
+            T::one(),
+            &mut r,
+            &schedule,
+            Par::Seq,
+        )?;
+    }
+    let scale = hermitian_norm_one(comm, a, uplo)? * n as f64 * epsilon::<T>();
+    Ok(ratio(hermitian_norm_one(comm, &r, uplo)?, scale))
+}
+
+/// `‖H‖₁` of the Hermitian matrix whose `uplo` triangle `m` holds (the other is not read):
+/// `max_j (Σ_i |h_ij|)`, each entry of the strict triangle counted in its column and in its
+/// row; NaN if the triangle holds one.
+fn hermitian_norm_one<T, C, L>(
+    comm: &C,
+    m: &OwnedDistMatrix<T, L>,
+    uplo: Uplo,
+) -> Result<f64, Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout,
+{
+    let n = m.shape().1;
+    let mut sums = vec![0.0f64; n];
+    m.for_each_local(|i, j, v| {
+        let inside = match uplo {
+            Uplo::Lower => i >= j,
+            Uplo::Upper => i <= j,
+        };
+        if inside {
+            let x = v.abs().to_f64();
+            sums[j] += x;
+            if i != j {
+                sums[i] += x;
+            }
+        }
+    });
+    comm.all_reduce_in_place(&mut sums, ReduceOp::Sum)?;
+    Ok(sums
+        .into_iter()
+        .fold(0.0, |acc, x| if x > acc || x.is_nan() { x } else { acc }))
 }
 
 /// `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` for a solution `x` of `A·X = B`, all in any layouts.

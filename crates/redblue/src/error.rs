@@ -1,6 +1,7 @@
 //! [`Error`]: one error type for programs that call several redblue crates, so that `?` works
 //! across them; the specific error stays matchable inside.
 
+use redblue_cholesky::CholeskyError;
 use redblue_comm::CommError;
 use redblue_dist::DistError;
 use redblue_gemm::GemmError;
@@ -20,6 +21,8 @@ pub enum Error {
     Gemm(GemmError),
     /// An LU factorisation or solve failed.
     Lu(LuError),
+    /// A Cholesky factorisation or solve failed.
+    Cholesky(CholeskyError),
 }
 
 impl fmt::Display for Error {
@@ -29,6 +32,7 @@ impl fmt::Display for Error {
             Error::Dist(e) => e.fmt(f),
             Error::Gemm(e) => e.fmt(f),
             Error::Lu(e) => e.fmt(f),
+            Error::Cholesky(e) => e.fmt(f),
         }
     }
 }
@@ -40,6 +44,7 @@ impl std::error::Error for Error {
             Error::Dist(e) => e.source(),
             Error::Gemm(e) => e.source(),
             Error::Lu(e) => e.source(),
+            Error::Cholesky(e) => e.source(),
         }
     }
 }
@@ -58,7 +63,8 @@ from_error!(
     Comm(CommError),
     Dist(DistError),
     Gemm(GemmError),
-    Lu(LuError)
+    Lu(LuError),
+    Cholesky(CholeskyError)
 );
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! `Communicator` trait and its backends), [`dist`] (layouts, distributed matrices and
 //! `transform`), [`kernels`] (rank-local dense kernels), [`gemm`] (COSMA matrix
 //! multiplication and its cost model), [`pipeline`] (the 2.5D tile pipeline of the
-//! factorisations: grids, tiles, step plans and their counts) and [`lu`] (COnfLUX and 2D LU,
-//! their cost models). Its own: [`Error`], which every crate's error converts into with `?`,
+//! factorisations: grids, tiles, step plans and their counts), [`lu`] (COnfLUX and 2D LU,
+//! their cost models) and [`cholesky`] (COnfCHOX and 2D Cholesky, seed 002's sequential
+//! algorithms). Its own: [`Error`], which every crate's error converts into with `?`,
 //! and [`check`], the normalised residuals of products, factorisations and solves.
 //! `use redblue::prelude::*` brings the everyday names into scope.
 //!
@@ -34,6 +35,7 @@ pub mod check;
 mod error;
 
 pub use error::Error;
+pub use redblue_cholesky as cholesky;
 pub use redblue_comm as comm;
 pub use redblue_core as core;
 pub use redblue_dist as dist;

@@ -1,0 +1,380 @@
+//! [`cholesky`]: factor a Hermitian positive definite distributed matrix in any layout, with
+//! COnfCHOX or the 2D baseline, into a [`CholeskyFactor`].
+
+use crate::factor::Chox;
+use crate::plan::CholeskyPlan;
+use crate::{CholeskyError, CholeskyParams};
+use redblue_comm::{CommStats, Communicator};
+use redblue_core::pool::{recycle, take_buffer};
+use redblue_core::{Op, Scalar, Uplo};
+use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
+use redblue_kernels::{KernelScalar, Par};
+use redblue_pipeline::solve::Triangles;
+use redblue_pipeline::{run, RunOptions, Stopped, TileFactors, TileGrid};
+
+/// `A = L·Lᴴ` (`uplo = Lower`) or `A = Uᴴ·U` (`Upper`) of a Hermitian positive definite
+/// matrix in any layout, on every rank of `comm`, of which only the `uplo` triangle is read
+/// (the other may hold anything, NaN included): [`CholeskyPlan::new`] for this communicator,
+/// then [`cholesky_with`] on one thread per rank. `A` is not written.
+///
+/// # Collective
+/// # Errors
+/// The same on every rank: [`CholeskyError::NotSquare`], [`CholeskyError::NotFinite`] (in the
+/// triangle read), [`CholeskyError::NotPositiveDefinite`] naming the first failing column,
+/// bad parameters (see [`crate::cholesky_plan`]); communication failures.
+///
+/// # Examples
+/// ```
+/// use redblue_cholesky::{cholesky, CholeskyParams};
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Uplo;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+///
+/// let n = 120;
+/// let residuals = run_ranks(4, |comm| {
+///     let layout = BlockCyclic::new(n, n, 16, 16, 2, 2).unwrap();
+///     // Symmetric and diagonally dominant; the upper triangle is never read.
+///     let a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| match i.cmp(&j) {
+///         std::cmp::Ordering::Less => f64::NAN,
+///         std::cmp::Ordering::Equal => n as f64,
+///         std::cmp::Ordering::Greater => 1.0 / (1 + i - j) as f64,
+///     })
+///     .unwrap();
+///     let factor = cholesky(&comm, &a, Uplo::Lower, &CholeskyParams::default()).unwrap();
+///     let l = factor.lower(&comm).unwrap().gather(&comm, 0).unwrap();
+///     l.map(|l| l[0] * l[0] - n as f64) // L[0,0]² = A[0,0]
+/// });
+/// assert!(residuals[0].unwrap().abs() < 1e-12);
+/// ```
+pub fn cholesky<T, C, A>(
+    comm: &C,
+    a: &A,
+    uplo: Uplo,
+    params: &CholeskyParams,
+) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+{
+    let plan = plan_for(comm, a.shape(), params)?;
+    cholesky_with(comm, &plan, a, uplo, Par::Seq)
+}
+
+/// [`cholesky`] with a plan made before ([`CholeskyPlan::new`], for `comm`'s size or fewer
+/// ranks), the local products on `par` threads per rank.
+///
+/// # Collective
+/// # Errors
+/// As [`cholesky`], and [`CholeskyError::InvalidParams`] (on every rank) for a plan of another
+/// order or of more ranks than `comm` has.
+pub fn cholesky_with<T, C, A>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    a: &A,
+    uplo: Uplo,
+    par: Par,
+) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+{
+    check_plan(comm, plan, a.shape(), a.layout().nranks())?;
+    let native_layout = plan.native_layout()?;
+    // The working copy in a pooled buffer; the transform with beta = 0 writes every element.
+    // The upper triangle is factored as the lower triangle of `Aᴴ`.
+    let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
+    let mut native = OwnedDistMatrix::from_local(comm, native_layout, work)?;
+    transform(comm, T::one(), a, op_of(uplo), T::zero(), &mut native)?;
+    factor_native(
+        comm,
+        plan,
+        par,
+        uplo,
+        a.layout().clone(),
+        native.into_local(),
+    )
+}
+
+/// [`cholesky`] of a matrix given by value: in place, without a copy, when it is already in the
+/// factorisation's layout ([`CholeskyPlan::native_layout`]) and `uplo` is `Lower` — as
+/// ScaLAPACK's `pdpotrf` overwrites its input; otherwise it is copied as [`cholesky`] does. On
+/// an error the matrix is dropped: a factorisation that stops at a column leaves nothing to
+/// return (LAPACK's `info > 0` leaves a partial factor; here the error names the column).
+///
+/// # Collective
+/// # Errors
+/// As [`cholesky`].
+pub fn cholesky_in_place<T, C, L>(
+    comm: &C,
+    a: OwnedDistMatrix<T, L>,
+    uplo: Uplo,
+    params: &CholeskyParams,
+) -> Result<CholeskyFactor<T, L>, CholeskyError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout + PartialEq + From<BlockCyclic>,
+{
+    let plan = plan_for(comm, a.shape(), params)?;
+    cholesky_in_place_with(comm, &plan, a, uplo, Par::Seq)
+}
+
+/// [`cholesky_in_place`] with a plan made before, the local products on `par` threads per rank.
+///
+/// # Collective
+/// # Errors
+/// As [`cholesky_with`].
+pub fn cholesky_in_place_with<T, C, L>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    a: OwnedDistMatrix<T, L>,
+    uplo: Uplo,
+    par: Par,
+) -> Result<CholeskyFactor<T, L>, CholeskyError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout + PartialEq + From<BlockCyclic>,
+{
+    check_plan(comm, plan, a.shape(), a.layout().nranks())?;
+    if uplo != Uplo::Lower || *a.layout() != L::from(plan.native_layout()?) {
+        return cholesky_with(comm, plan, &a, uplo, par);
+    }
+    let layout = a.layout().clone();
+    factor_native(comm, plan, par, uplo, layout, a.into_local())
+}
+
+/// How the native copy is formed from a matrix whose `uplo` triangle holds `A`.
+fn op_of(uplo: Uplo) -> Op {
+    match uplo {
+        Uplo::Lower => Op::NoTrans,
+        Uplo::Upper => Op::ConjTrans,
+    }
+}
+
+/// The plan for a matrix of `shape` on `comm`.
+fn plan_for<C: Communicator>(
+    comm: &C,
+    (m, n): (usize, usize),
+    params: &CholeskyParams,
+) -> Result<CholeskyPlan, CholeskyError> {
+    if m != n {
+        return Err(CholeskyError::NotSquare { shape: (m, n) });
+    }
+    CholeskyPlan::new(n, comm.size(), params)
+}
+
+/// A plan fits the matrix (of `shape`, spread over `layout_ranks` ranks) and the communicator.
+fn check_plan<C: Communicator>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    (m, n): (usize, usize),
+    layout_ranks: usize,
+) -> Result<(), CholeskyError> {
+    if m != n {
+        return Err(CholeskyError::NotSquare { shape: (m, n) });
+    }
+    if plan.n != n {
+        return Err(CholeskyError::InvalidParams(format!(
+            "a plan for order {} cannot factor a matrix of order {n}",
+            plan.n
+        )));
+    }
+    let need = plan.ranks().max(layout_ranks);
+    if need > comm.size() {
+        return Err(CholeskyError::InvalidParams(format!(
+            "the plan and the matrix need {need} ranks, the communicator has {}",
+            comm.size()
+        )));
+    }
+    Ok(())
+}
+
+/// Factors this rank's local array `local` of the plan's native layout (lower triangle; empty
+/// off layer 0); `layout` is the caller's layout, for the factor given back.
+fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    par: Par,
+    uplo: Uplo,
+    layout: L,
+    local: Vec<T>,
+) -> Result<CholeskyFactor<T, L>, CholeskyError> {
+    let geom = plan.geometry();
+    let options = RunOptions {
+        par,
+        look_ahead: plan.look_ahead,
+    };
+    let mut hooks = Chox {
+        model: plan.model(),
+    };
+    let done = run(comm, &geom, local, &mut hooks, options)?;
+    if let Some(why) = done.stopped {
+        recycle(done.local);
+        return Err(match why {
+            Stopped::NotFinite => CholeskyError::NotFinite,
+            Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
+        });
+    }
+    Ok(CholeskyFactor {
+        layout,
+        uplo,
+        factors: TileFactors::new(geom, Triangles::Cholesky, comm.rank(), done),
+    })
+}
+
+/// The factor of [`cholesky`], kept where the factorisation left it — `L` in the lower triangle
+/// of the native tiles, spread over the layers. The first call that needs it whole
+/// ([`CholeskyFactor::lower`], [`CholeskyFactor::upper`], [`CholeskyFactor::solve`]) brings the
+/// layers' shares to layer 0 in one exchange ([`CholeskyFactor::gather_costs`]).
+pub struct CholeskyFactor<T: Scalar, L> {
+    /// The input's layout.
+    layout: L,
+    /// The triangle the input held.
+    uplo: Uplo,
+    factors: TileFactors<T>,
+}
+
+impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
+    /// The factor of the triangle the input held, in the input's layout: `L` (zeros above the
+    /// diagonal) for `Uplo::Lower`, `U = Lᴴ` (zeros below) for `Uplo::Upper`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`CholeskyFactor::lower`].
+    pub fn factor<C: Communicator>(
+        &self,
+        comm: &C,
+    ) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
+        match self.uplo {
+            Uplo::Lower => self.lower(comm),
+            Uplo::Upper => self.upper(comm),
+        }
+    }
+
+    /// `L` of `A = L·Lᴴ` (zeros above the diagonal), in the input's layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`CholeskyError::InvalidParams`] if `comm` is smaller than the factorisation's grid or
+    /// the input's layout; communication failures.
+    pub fn lower<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
+        self.to_layout(comm, Op::NoTrans)
+    }
+
+    /// `U = Lᴴ` of `A = Uᴴ·U` (zeros below the diagonal), in the input's layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`CholeskyFactor::lower`].
+    pub fn upper<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
+        self.to_layout(comm, Op::ConjTrans)
+    }
+
+    /// `op(L)` in the input's layout.
+    fn to_layout<C: Communicator>(
+        &self,
+        comm: &C,
+        op: Op,
+    ) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
+        self.check_comm(comm, self.layout.nranks())?;
+        let keep = |i: usize, j: usize, v: T| if i >= j { v } else { T::zero() };
+        let layout = self.layout.clone();
+        Ok(self.factors.to_layout(comm, None, keep, op, layout)?)
+    }
+
+    /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in
+    /// `b`'s layout: forward substitution with `L`, back substitution with `Lᴴ`, on the
+    /// factor's grid. `comm` must be the communicator of the factorisation (or one of the same
+    /// size).
+    ///
+    /// # Collective
+    /// # Errors
+    /// The same on every rank: [`CholeskyError::RhsHeight`] if `b` does not have `N` rows,
+    /// [`CholeskyError::InvalidParams`] if `comm` is smaller than the factorisation's grid or
+    /// `b`'s layout; communication failures.
+    pub fn solve<C, B>(
+        &self,
+        comm: &C,
+        b: &B,
+    ) -> Result<OwnedDistMatrix<T, B::Layout>, CholeskyError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+    {
+        let rows = b.shape().0;
+        if rows != self.order() {
+            return Err(CholeskyError::RhsHeight {
+                expected: self.order(),
+                found: rows,
+            });
+        }
+        self.check_comm(comm, b.layout().nranks())?;
+        Ok(self.factors.solve(comm, b)?)
+    }
+
+    /// Every rank's predicted counters for [`CholeskyFactor::solve`] of `nrhs` right-hand sides
+    /// given in [`CholeskyFactor::rhs_layout`] (no transform traffic), on `p` ranks, elements of
+    /// `bytes` bytes: the solve, and the gathering of the factor if no call has done it yet.
+    pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
+        self.factors.solve_costs(p, nrhs, bytes)
+    }
+
+    /// Every rank's counters for bringing the layers' shares of the factor to layer 0, which
+    /// the first call needing it whole does: zero once done, and with one layer.
+    pub fn gather_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
+        self.factors.gather_costs(p, bytes)
+    }
+
+    /// The layout in which [`CholeskyFactor::solve`] takes and returns `nrhs` right-hand sides
+    /// without transforming them: `N × nrhs` in `v × v` tiles over layer 0's `Px × Py` grid.
+    ///
+    /// # Errors
+    /// None for a factorisation that succeeded.
+    pub fn rhs_layout(&self, nrhs: usize) -> Result<BlockCyclic, CholeskyError> {
+        Ok(self.factors.rhs_layout(nrhs)?)
+    }
+
+    /// The triangle the input held.
+    pub fn uplo(&self) -> Uplo {
+        self.uplo
+    }
+
+    /// The grid used.
+    pub fn grid(&self) -> TileGrid {
+        let g = self.factors.geometry();
+        TileGrid {
+            px: g.px,
+            py: g.py,
+            c: g.c,
+        }
+    }
+
+    /// The tile width used.
+    pub fn block(&self) -> usize {
+        self.factors.geometry().v
+    }
+
+    /// The order `N`.
+    pub fn order(&self) -> usize {
+        self.factors.geometry().n
+    }
+
+    /// `comm` must hold the factorisation's grid and a layout over `layout_ranks` ranks.
+    fn check_comm<C: Communicator>(
+        &self,
+        comm: &C,
+        layout_ranks: usize,
+    ) -> Result<(), CholeskyError> {
+        let need = self.factors.geometry().ranks().max(layout_ranks);
+        if comm.size() < need {
+            return Err(CholeskyError::InvalidParams(format!(
+                "the communicator has {} ranks, the factor and the matrix need {need}",
+                comm.size()
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! Cholesky's hooks on the shared step loop ([`redblue_pipeline::run`]): COnfCHOX (seed 000
+//! §1.5) and, with the panel solved on its grid column, the 2D baseline. The pipeline runs the
+//! panel's layer sums, the broadcast of `L00`, the panel's solve and its spread; Cholesky adds:
+//!
+//! - step 2: `potrf` of the reduced `w × w` diagonal block `A00 = L00·L00ᴴ` on the rank of
+//!   grid row `t mod Px` that holds it (no pivoting: the step's rows are the panel's own);
+//! - step 6: `L10 = A10·L00⁻ᴴ`;
+//! - step 7b: the `U` side is `L10ᴴ`: every rank `(x, y, z)` takes the rows `j` of `L10` of
+//!   its tile columns, its layer's share of the panel columns, from a rank of grid row
+//!   `row_px(j)` that holds them after step 7a ([`transpose_moves`]) — nothing is reduced;
+//! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`,
+//!   tile column by tile column: a one-triangle product (`gemmt`) on the diagonal tile and a
+//!   `gemm` below it — half of LU's flops.
+//!
+//! Only the lower triangle of the native array is read or written (the matrix's upper triangle
+//! is factored as the lower triangle of its conjugate transpose, see [`crate::cholesky`]).
+
+use crate::CholeskyError;
+use redblue_comm::volume::Tally;
+use redblue_comm::Communicator;
+use redblue_core::pool::{recycle, take_buffer};
+use redblue_core::{Diag, Op, Scalar, Side, Uplo};
+use redblue_dist::exchange::exchange;
+use redblue_kernels::{
+    gemm, gemmt, max_abs_finite, potrf, trsm, KernelError, KernelScalar, MatMut, MatRef, Par,
+};
+use redblue_pipeline::steps::{count_transpose, transpose_moves, PanelHome};
+use redblue_pipeline::{
+    mark_positions, Diagonal, Geometry, Panel, PanelBlock, Scan, Shares, State, Step, StepModel,
+    StepSizes, TileAlgorithm, Tiles,
+};
+use std::ops::Range;
+
+/// Cholesky's cost model: what it adds to the shared steps (the transposed spread), and where
+/// its panel is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CholeskyModel {
+    /// In 1D pieces (COnfCHOX) or on the panel's grid column (2D).
+    pub home: PanelHome,
+}
+
+impl StepModel for CholeskyModel {
+    fn holders(&self, g: &Geometry, t: usize) -> Range<usize> {
+        let x = g.solver_row(t);
+        x..x + 1
+    }
+
+    fn pivots(&self) -> bool {
+        false
+    }
+
+    fn shares(&self) -> Shares {
+        Shares::Lower
+    }
+
+    fn panel_home(&self) -> PanelHome {
+        self.home
+    }
+
+    fn count_own(
+        &self,
+        tally: &mut Tally,
+        g: &Geometry,
+        t: usize,
+        _sizes: &StepSizes,
+        _piv: &[usize],
+        bytes: usize,
+    ) {
+        count_transpose(tally, g, t, bytes);
+    }
+
+    fn own_words(&self, g: &Geometry, t: usize, _active: &[usize]) -> usize {
+        // Every rank of a grid column and layer receives the rows of its columns that the other
+        // `Px − 1` grid rows hold: each row of `rest` goes to `Px − 1` ranks per layer, with
+        // the layer's share of the `w` columns.
+        let panel = g.panel(t);
+        (g.px - 1) * panel.len() * (g.n - panel.end)
+    }
+}
+
+/// The `U` side of a step on one rank: `L10` on its columns right of the panel (`my_cols`),
+/// its layer's share of the panel columns, `my_cols.len() × share` column-major.
+pub(crate) struct LCols<T> {
+    l: Vec<T>,
+}
+
+/// Cholesky's hooks.
+pub(crate) struct Chox {
+    pub model: CholeskyModel,
+}
+
+impl<T: KernelScalar> TileAlgorithm<T> for Chox {
+    type Error = CholeskyError;
+    type Model = CholeskyModel;
+    type Right = LCols<T>;
+
+    fn model(&self) -> CholeskyModel {
+        self.model
+    }
+
+    /// The lower triangle of this rank's tiles (rows in ascending order: `i ≥ j` is a suffix
+    /// of each local column), and the first diagonal entry that is not real.
+    fn scan(&self, tiles: &Tiles<T>) -> Scan {
+        let ld = tiles.ld();
+        let (mut max, mut finite, mut bad_column) = (0.0f64, true, None);
+        for (jj, &j) in tiles.cols.iter().enumerate() {
+            let from = tiles.rows.partition_point(|&i| i < j);
+            let col = &tiles.data[jj * ld + from..(jj + 1) * ld];
+            let (m, f) = max_abs_finite(col);
+            max = max.max(m);
+            finite &= f;
+            if tiles.rows.get(from) == Some(&j) && Scalar::im(col[0]) != <T as Scalar>::Real::zero()
+            {
+                bad_column.get_or_insert(j);
+            }
+        }
+        Scan {
+            max,
+            finite,
+            bad_column,
+        }
+    }
+
+    fn factor_diagonal<C: Communicator>(
+        &mut self,
+        _comm: &C,
+        g: &Geometry,
+        panel: PanelBlock<'_, T>,
+    ) -> Result<Option<Diagonal<T>>, CholeskyError> {
+        if panel.x != g.solver_row(panel.t) {
+            return Ok(None);
+        }
+        // My first `w` active rows are the panel's own (no pivoting): the diagonal block.
+        let (w, ld) = (panel.w, panel.ld);
+        let rows = g.panel(panel.t);
+        debug_assert!(panel.rows[..w].iter().copied().eq(rows.clone()));
+        let mut block = vec![T::zero(); w * w];
+        for (dst, col) in block
+            .chunks_exact_mut(w.max(1))
+            .zip(panel.vals.chunks(ld.max(1)))
+        {
+            dst.copy_from_slice(&col[..w]);
+        }
+        let view = MatMut::from_slice(&mut block, w, w, w.max(1))?;
+        let failed = match potrf(Uplo::Lower, view, Par::Seq) {
+            Ok(()) => None,
+            Err(KernelError::NotPositiveDefinite { column }) => Some(column),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Some(Diagonal {
+            rows: rows.collect(),
+            block,
+            failed,
+        }))
+    }
+
+    fn solve_panel(
+        &self,
+        l00: MatRef<'_, T>,
+        l10: MatMut<'_, T>,
+        par: Par,
+    ) -> Result<(), CholeskyError> {
+        // L10 = A10·L00⁻ᴴ.
+        let (side, uplo, diag) = (Side::Right, Uplo::Lower, Diag::NonUnit);
+        Ok(trsm(
+            side,
+            uplo,
+            Op::ConjTrans,
+            diag,
+            T::one(),
+            l00,
+            l10,
+            par,
+        )?)
+    }
+
+    fn right_side<C: Communicator>(
+        &mut self,
+        comm: &C,
+        st: &mut State<T>,
+        step: &Step,
+        _l00: &[T],
+        panel: &Panel<T>,
+    ) -> Result<LCols<T>, CholeskyError> {
+        let (nc, ks) = (step.my_cols.len(), step.share.len());
+        let start = step.panel.start + step.share.start;
+        let mut l = take_buffer(nc * ks, T::zero());
+        mark_positions(&mut st.pos[1], &step.my_rows);
+        mark_positions(&mut st.pos[2], &step.my_cols);
+        let moves = transpose_moves(&st.g, step.t, &step.rest);
+        let st = &*st;
+        let pos_cols = &st.pos[2];
+        exchange(comm, &moves, |i, j| st.l10_at(step, panel, i, j))?
+            .apply(|i, j, v| l[pos_cols[i] + (j - start) * nc] = v);
+        Ok(LCols { l })
+    }
+
+    fn update(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        panel: &Panel<T>,
+        right: &mut LCols<T>,
+        cols: Range<usize>,
+    ) -> Result<(), CholeskyError> {
+        let (mr, nc, ks) = (step.my_rows.len(), step.my_cols.len(), step.share.len());
+        if mr == 0 || ks == 0 || cols.is_empty() {
+            return Ok(());
+        }
+        let (v, a_start, par) = (st.g.v, st.a_start, st.par);
+        let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
+        let l_cols = MatRef::from_slice(&right.l, nc, ks, nc.max(1))?;
+        let minus = T::zero() - T::one();
+        // Tile column by tile column: the rows at or below the diagonal are a suffix of mine.
+        let mut k = cols.start;
+        while k < cols.end {
+            let jb = step.my_cols[k];
+            let tile_end = (jb / v + 1) * v;
+            let k_end = k + step.my_cols[k..cols.end].partition_point(|&j| j < tile_end);
+            let cw = k_end - k;
+            let s = step.my_rows.partition_point(|&i| i < jb);
+            let b = l_cols.submatrix(k, 0, cw, ks);
+            let at = k * ld + a_start + s;
+            let mut below = s;
+            if s < mr && step.my_rows[s] == jb {
+                // The diagonal tile: its lower triangle only.
+                let c = MatMut::from_slice(&mut tiles_right[at..], cw, cw, ld)?;
+                let a = l10.submatrix(s, 0, cw, ks);
+                gemmt(
+                    Uplo::Lower,
+                    minus,
+                    a,
+                    Op::NoTrans,
+                    b,
+                    Op::ConjTrans,
+                    T::one(),
+                    c,
+                    par,
+                )?;
+                below = s + cw;
+            }
+            if below < mr {
+                let c = MatMut::from_slice(&mut tiles_right[at + below - s..], mr - below, cw, ld)?;
+                let a = l10.submatrix(below, 0, mr - below, ks);
+                gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
+            }
+            k = k_end;
+        }
+        Ok(())
+    }
+
+    fn end_step(&mut self, _st: &State<T>, _step: &Step, right: LCols<T>) {
+        recycle(right.l);
+    }
+
+    fn block_part(&self) -> Option<Uplo> {
+        Some(Uplo::Lower)
+    }
+}

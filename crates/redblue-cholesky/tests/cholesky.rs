@@ -1,0 +1,493 @@
+//! Cholesky on threads-as-ranks: the factor against the definition `A = L·Lᴴ` for all four
+//! scalars and both triangles, the unread triangle full of NaN, errors the same on every rank,
+//! solves, and every rank's words and messages against the exact model.
+
+use redblue_cholesky::{
+    cholesky, cholesky_in_place, CholeskyAlgorithm, CholeskyError, CholeskyParams, CholeskyPlan,
+    TileGrid,
+};
+use redblue_comm::{run_ranks, CommStats, Communicator};
+use redblue_core::{c32, c64, RealScalar, Scalar, Uplo};
+use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
+use redblue_kernels::KernelScalar;
+
+/// Words and messages sent and received: what the exact models must match.
+fn counters(s: &CommStats) -> (u64, u64, u64, u64) {
+    (
+        s.words_sent,
+        s.words_received,
+        s.messages_sent,
+        s.messages_received,
+    )
+}
+
+/// Element `(i, j)` of a Hermitian positive definite matrix (diagonally dominant: off the
+/// diagonal uniform in `[−1, 1)` in both parts, `2N` on it) in its `uplo` triangle, NaN in the
+/// other.
+fn hpd<T: Scalar>(n: usize, uplo: Uplo, seed: u64) -> impl Fn(usize, usize) -> T + Sync {
+    move |i, j| {
+        let in_triangle = match uplo {
+            Uplo::Lower => i >= j,
+            Uplo::Upper => i <= j,
+        };
+        if !in_triangle {
+            T::from_f64_parts(f64::NAN, f64::NAN)
+        } else if i == j {
+            T::from_real(T::Real::from_f64(2.0 * n as f64))
+        } else if i > j {
+            redblue_core::random::uniform(i, j, seed)
+        } else {
+            redblue_core::random::uniform::<T>(j, i, seed).conj()
+        }
+    }
+}
+
+/// `max |A − op(F)·op(F)ᴴ| / (max |A| · N · ε)` over the `uplo` triangle, for the gathered
+/// column-major `a` and factor `f` (`L` for `Lower`, `U` for `Upper`).
+fn residual<T: Scalar>(a: &[T], f: &[T], n: usize, uplo: Uplo) -> f64 {
+    let (mut worst, mut amax) = (0.0f64, 0.0f64);
+    for j in 0..n {
+        for i in 0..n {
+            let (lo, hi) = if uplo == Uplo::Lower { (j, i) } else { (i, j) };
+            if lo > hi {
+                continue;
+            }
+            // Lower: (L·Lᴴ)[i,j] = Σ_k L[i,k]·conj(L[j,k]); Upper: (Uᴴ·U)[i,j] =
+            // Σ_k conj(U[k,i])·U[k,j].
+            let mut s = T::zero();
+            for k in 0..=lo {
+                s += match uplo {
+                    Uplo::Lower => f[i + k * n] * f[j + k * n].conj(),
+                    Uplo::Upper => f[k + i * n].conj() * f[k + j * n],
+                };
+            }
+            amax = amax.max(a[i + j * n].abs().to_f64());
+            worst = worst.max((s - a[i + j * n]).abs().to_f64());
+        }
+    }
+    worst / (amax.max(f64::MIN_POSITIVE) * n.max(1) as f64 * T::epsilon().to_f64())
+}
+
+/// Factors the `n × n` test matrix (in its `uplo` triangle, NaN in the other) on `p` ranks in
+/// a `mb × mb` block-cyclic layout; returns the residual and checks that the factor's other
+/// triangle is zero.
+fn check<T: KernelScalar>(
+    n: usize,
+    p: usize,
+    mb: usize,
+    uplo: Uplo,
+    params: &CholeskyParams,
+) -> f64 {
+    let f = hpd::<T>(n, uplo, 7);
+    let out = run_ranks(p, |comm| {
+        let (pr, pc) = if p.is_multiple_of(2) { (2, p / 2) } else { (1, p) };
+        let layout = BlockCyclic::new(n, n, mb, mb, pr, pc).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, layout, &f).unwrap();
+        let fac = cholesky(&comm, &a, uplo, params).unwrap();
+        let factor = fac.factor(&comm).unwrap().gather(&comm, 0).unwrap();
+        factor.zip(a.gather(&comm, 0).unwrap())
+    });
+    let (factor, a) = out.into_iter().next().unwrap().expect("rank 0 gathers");
+    for j in 0..n {
+        for i in 0..n {
+            let outside = if uplo == Uplo::Lower { i < j } else { i > j };
+            if outside {
+                assert_eq!(
+                    factor[i + j * n],
+                    T::zero(),
+                    "({i}, {j}) outside the triangle"
+                );
+            }
+        }
+    }
+    residual(&a, &factor, n, uplo)
+}
+
+fn params(algorithm: CholeskyAlgorithm, grid: Option<TileGrid>, block: usize) -> CholeskyParams {
+    let mut p = CholeskyParams::default()
+        .with_algorithm(algorithm)
+        .with_block(block);
+    if let Some(g) = grid {
+        p = p.with_grid(g);
+    }
+    p
+}
+
+const ALGORITHMS: [CholeskyAlgorithm; 2] = [CholeskyAlgorithm::Confchox, CholeskyAlgorithm::TwoD];
+
+#[test]
+fn orders_around_the_tile_width_primes_and_257_on_up_to_16_ranks() {
+    let v = 4;
+    for p in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16] {
+        for n in [0, 1, 2, v - 1, v, v + 1, 13, 31, 37] {
+            for algorithm in ALGORITHMS {
+                for uplo in [Uplo::Lower, Uplo::Upper] {
+                    let res = check::<f64>(n, p, 3, uplo, &params(algorithm, None, v));
+                    assert!(res < 10.0, "n={n} p={p} {algorithm} {uplo:?}: {res}");
+                }
+            }
+        }
+    }
+    for (p, algorithm) in [
+        (4, CholeskyAlgorithm::Confchox),
+        (8, CholeskyAlgorithm::TwoD),
+    ] {
+        let res = check::<f64>(257, p, 16, Uplo::Lower, &params(algorithm, None, 16));
+        assert!(res < 10.0, "257 on {p}: {res}");
+    }
+}
+
+#[test]
+fn every_scalar_type_and_both_triangles_on_grids_with_layers() {
+    for grid in [
+        TileGrid { px: 2, py: 1, c: 2 },
+        TileGrid { px: 2, py: 2, c: 2 },
+        TileGrid { px: 1, py: 3, c: 2 },
+    ] {
+        let p = grid.ranks() + 1; // one idle rank
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let pr = params(CholeskyAlgorithm::Confchox, Some(grid), 4);
+            assert!(check::<f32>(23, p, 3, uplo, &pr) < 10.0);
+            assert!(check::<f64>(23, p, 3, uplo, &pr) < 10.0);
+            assert!(check::<c32>(23, p, 3, uplo, &pr) < 10.0);
+            assert!(check::<c64>(23, p, 3, uplo, &pr) < 10.0);
+        }
+    }
+}
+
+#[test]
+fn the_sizes_of_dla_future_s_cholesky_tests() {
+    // (m, mb): order and tile width, tile widths that do and do not divide the order.
+    for (m, mb) in [
+        (0, 2),
+        (5, 8),
+        (34, 34),
+        (4, 3),
+        (16, 10),
+        (34, 13),
+        (32, 5),
+    ] {
+        for p in [1, 4, 6] {
+            for algorithm in ALGORITHMS {
+                for uplo in [Uplo::Lower, Uplo::Upper] {
+                    let res = check::<c64>(m, p, mb, uplo, &params(algorithm, None, mb));
+                    assert!(res < 10.0, "m={m} mb={mb} p={p} {algorithm}: {res}");
+                }
+            }
+        }
+    }
+}
+
+/// Every rank's measured counters in the native layout against the plan's exact model.
+fn measured_equals_model(n: usize, p: usize, pr: &CholeskyParams) {
+    let plan = CholeskyPlan::new(n, p, pr).unwrap();
+    let out = run_ranks(p, |comm| {
+        let layout = plan.native_layout().unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, layout, hpd::<f64>(n, Uplo::Lower, 3)).unwrap();
+        comm.barrier().unwrap();
+        comm.reset_stats();
+        cholesky_in_place(&comm, a, Uplo::Lower, pr).unwrap();
+        comm.stats()
+    });
+    let model = plan.rank_costs(p, 8);
+    for (r, s) in out.iter().enumerate() {
+        assert_eq!(
+            counters(s),
+            counters(&model[r]),
+            "rank {r} of {p}, n = {n}, grid {}, {}",
+            plan.grid,
+            pr.algorithm
+        );
+        assert_eq!(s.bytes_sent, model[r].bytes_sent, "rank {r} bytes");
+    }
+}
+
+#[test]
+fn measured_words_equal_the_model_exactly() {
+    for p in [1, 2, 3, 4, 8, 12, 16, 27, 64] {
+        for algorithm in ALGORITHMS {
+            measured_equals_model(60, p, &params(algorithm, None, 4));
+        }
+    }
+    // Given grids: v a multiple of c and not, idle ranks beyond the grid.
+    for (n, p, (px, py, c), v) in [
+        (50, 8, (2, 2, 2), 5),
+        (50, 10, (2, 2, 2), 4),
+        (40, 9, (2, 2, 2), 3),
+        (47, 18, (3, 2, 3), 4),
+        (47, 20, (3, 2, 3), 6),
+        (44, 13, (2, 3, 2), 7),
+    ] {
+        let grid = Some(TileGrid { px, py, c });
+        measured_equals_model(n, p, &params(CholeskyAlgorithm::Confchox, grid, v));
+    }
+}
+
+#[test]
+fn bad_input_gives_the_same_error_on_every_rank() {
+    let n = 30;
+    let pr = params(
+        CholeskyAlgorithm::Confchox,
+        Some(TileGrid { px: 2, py: 1, c: 2 }),
+        4,
+    );
+    let errors = |f: &(dyn Fn(usize, usize) -> c64 + Sync), shape: (usize, usize)| {
+        let out = run_ranks(5, |comm| {
+            let layout = BlockCyclic::new(shape.0, shape.1, 3, 3, 1, 5).unwrap();
+            let a = OwnedDistMatrix::from_fn(&comm, layout, f).unwrap();
+            cholesky(&comm, &a, Uplo::Lower, &pr)
+                .err()
+                .map(|e| e.to_string())
+        });
+        for e in &out {
+            assert_eq!(e, &out[0]);
+        }
+        out[0].clone().expect("an error")
+    };
+    let good = hpd::<c64>(n, Uplo::Lower, 1);
+    // Not positive definite from column 17 on: its diagonal is made very negative.
+    let e = errors(
+        &|i, j| {
+            if i == 17 && j == 17 {
+                c64::new(-1e3, 0.0)
+            } else {
+                good(i, j)
+            }
+        },
+        (n, n),
+    );
+    assert!(e.contains("column 17"), "{e}");
+    // A non-real diagonal entry at column 9 (and a failing pivot later).
+    let e = errors(
+        &|i, j| match (i, j) {
+            (9, 9) => c64::new(2.0 * n as f64, 1.0),
+            (20, 20) => c64::new(-1e3, 0.0),
+            _ => good(i, j),
+        },
+        (n, n),
+    );
+    assert!(e.contains("column 9"), "{e}");
+    // NaN in the triangle read.
+    let e = errors(
+        &|i, j| {
+            if (i, j) == (25, 3) {
+                c64::new(f64::NAN, 0.0)
+            } else {
+                good(i, j)
+            }
+        },
+        (n, n),
+    );
+    assert!(e.contains("NaN"), "{e}");
+    // Not square.
+    let e = errors(&|i, j| good(i, j), (n, n + 1));
+    assert!(e.contains("square"), "{e}");
+}
+
+#[test]
+fn the_not_positive_definite_column_is_lapack_s() {
+    // A = [[4, 2, 2], [2, 1, 0], [2, 0, 5]]: the pivot of column 1 is 1 − 1 = 0.
+    let a = [[4.0, 2.0, 2.0], [2.0, 1.0, 0.0], [2.0, 0.0, 5.0]];
+    let out = run_ranks(3, |comm| {
+        let layout = BlockCyclic::new(3, 3, 1, 1, 1, 3).unwrap();
+        let m = OwnedDistMatrix::from_fn(&comm, layout, |i, j| a[i][j]).unwrap();
+        let pr = params(CholeskyAlgorithm::TwoD, None, 1);
+        match cholesky(&comm, &m, Uplo::Upper, &pr) {
+            Err(CholeskyError::NotPositiveDefinite { column }) => column,
+            other => panic!("{:?}", other.err()),
+        }
+    });
+    assert_eq!(out, vec![1; 3]);
+}
+
+/// `X` for `A·X = B` through the distributed solve; returns `max |A·X − B| / (‖A‖·‖X‖·N·ε)`.
+fn solve_check<T: KernelScalar>(
+    n: usize,
+    k: usize,
+    p: usize,
+    uplo: Uplo,
+    pr: &CholeskyParams,
+) -> f64 {
+    let f = hpd::<T>(n, uplo, 5);
+    let out = run_ranks(p, |comm| {
+        let layout = BlockCyclic::new(n, n, 4, 4, 1, p).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, layout, &f).unwrap();
+        let b = OwnedDistMatrix::<T, _>::random(&comm, GridLayout::even(n, k, p, 1).unwrap(), 9)
+            .unwrap();
+        let fac = cholesky(&comm, &a, uplo, pr).unwrap();
+        let x = fac.solve(&comm, &b).unwrap();
+        let gathered = (a.gather(&comm, 0).unwrap(), b.gather(&comm, 0).unwrap());
+        (gathered, x.gather(&comm, 0).unwrap())
+    });
+    let ((a, b), x) = out.into_iter().next().unwrap();
+    let (a, b, x) = (a.unwrap(), b.unwrap(), x.unwrap());
+    // The full Hermitian A from its triangle.
+    let at = |i: usize, j: usize| {
+        let in_triangle = if uplo == Uplo::Lower { i >= j } else { i <= j };
+        if in_triangle {
+            a[i + j * n]
+        } else {
+            a[j + i * n].conj()
+        }
+    };
+    let (mut worst, mut xmax, mut amax) = (0.0f64, 0.0f64, 0.0f64);
+    for c in 0..k {
+        for i in 0..n {
+            let mut s = T::zero();
+            for j in 0..n {
+                s += at(i, j) * x[j + c * n];
+                amax = amax.max(at(i, j).abs().to_f64());
+            }
+            worst = worst.max((s - b[i + c * n]).abs().to_f64());
+            xmax = xmax.max(x[i + c * n].abs().to_f64());
+        }
+    }
+    worst / (amax * xmax.max(f64::MIN_POSITIVE) * n as f64 * T::epsilon().to_f64())
+}
+
+#[test]
+fn solves_for_many_right_hand_sides_in_any_layout() {
+    for (n, k, p, grid) in [
+        (29, 3, 4, Some(TileGrid { px: 2, py: 1, c: 2 })),
+        (33, 5, 8, Some(TileGrid { px: 2, py: 2, c: 2 })),
+        (21, 1, 3, None),
+        (40, 6, 6, None),
+    ] {
+        for algorithm in ALGORITHMS {
+            let grid = if algorithm == CholeskyAlgorithm::TwoD {
+                None
+            } else {
+                grid
+            };
+            for uplo in [Uplo::Lower, Uplo::Upper] {
+                let pr = params(algorithm, grid, 4);
+                assert!(
+                    solve_check::<f64>(n, k, p, uplo, &pr) < 10.0,
+                    "{n} {p} {algorithm}"
+                );
+                assert!(
+                    solve_check::<c64>(n, k, p, uplo, &pr) < 10.0,
+                    "{n} {p} {algorithm}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn solve_words_equal_the_model_exactly() {
+    for (n, k, p, grid) in [
+        (37, 3, 8, TileGrid { px: 2, py: 2, c: 2 }),
+        (30, 2, 7, TileGrid { px: 3, py: 2, c: 1 }),
+    ] {
+        let pr = params(CholeskyAlgorithm::Confchox, Some(grid), 4);
+        let out = run_ranks(p, |comm| {
+            let plan = CholeskyPlan::new(n, p, &pr).unwrap();
+            let a = OwnedDistMatrix::from_fn(
+                &comm,
+                plan.native_layout().unwrap(),
+                hpd::<f64>(n, Uplo::Lower, 2),
+            )
+            .unwrap();
+            let fac = cholesky_in_place(&comm, a, Uplo::Lower, &pr).unwrap();
+            let b =
+                OwnedDistMatrix::<f64, _>::random(&comm, fac.rhs_layout(k).unwrap(), 4).unwrap();
+            let model = fac.solve_costs(p, k, 8);
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            fac.solve(&comm, &b).unwrap();
+            (comm.stats(), model)
+        });
+        for (r, (s, model)) in out.iter().enumerate() {
+            assert_eq!(counters(s), counters(&model[r]), "rank {r}, n={n} p={p}");
+        }
+    }
+}
+
+#[test]
+fn look_ahead_and_in_place_move_the_same_words_and_give_the_same_factor() {
+    for (n, p, grid, algorithm) in [
+        (
+            41,
+            8,
+            Some(TileGrid { px: 2, py: 2, c: 2 }),
+            CholeskyAlgorithm::Confchox,
+        ),
+        (
+            45,
+            13,
+            Some(TileGrid { px: 3, py: 2, c: 2 }),
+            CholeskyAlgorithm::Confchox,
+        ),
+        (50, 2, None, CholeskyAlgorithm::Confchox),
+        (39, 6, None, CholeskyAlgorithm::TwoD),
+    ] {
+        let run = |look_ahead: bool| {
+            let pr = params(algorithm, grid, 4).with_look_ahead(look_ahead);
+            run_ranks(p, |comm| {
+                let plan = CholeskyPlan::new(n, p, &pr).unwrap();
+                let a = OwnedDistMatrix::from_fn(
+                    &comm,
+                    plan.native_layout().unwrap(),
+                    hpd::<f64>(n, Uplo::Lower, 8),
+                )
+                .unwrap();
+                comm.barrier().unwrap();
+                comm.reset_stats();
+                let copied = cholesky(&comm, &a, Uplo::Lower, &pr).unwrap();
+                let copy_stats = counters(&comm.stats());
+                comm.reset_stats();
+                let fac = cholesky_in_place(&comm, a, Uplo::Lower, &pr).unwrap();
+                let stats = counters(&comm.stats());
+                assert_eq!(stats, copy_stats, "the native layout moves nothing more");
+                let l = fac.lower(&comm).unwrap().into_local();
+                assert_eq!(l, copied.lower(&comm).unwrap().into_local());
+                (stats, l)
+            })
+        };
+        let (ahead, in_turn) = (run(true), run(false));
+        for (r, (a, b)) in ahead.iter().zip(&in_turn).enumerate() {
+            assert_eq!(a.0, b.0, "rank {r}: n={n} p={p} {algorithm}");
+            let same =
+                a.1.iter()
+                    .zip(&b.1)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same && a.1.len() == b.1.len(), "factor, rank {r}");
+        }
+    }
+}
+
+#[test]
+fn a_plan_for_another_order_or_more_ranks_is_an_error_on_every_rank() {
+    let pr = CholeskyParams::default();
+    let plan = CholeskyPlan::new(20, 4, &pr).unwrap();
+    let out = run_ranks(3, |comm| {
+        let layout = BlockCyclic::new(20, 20, 4, 4, 1, 3).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, layout, hpd::<f64>(20, Uplo::Lower, 1)).unwrap();
+        let more = redblue_cholesky::cholesky_with(
+            &comm,
+            &plan,
+            &a,
+            Uplo::Lower,
+            redblue_kernels::Par::Seq,
+        )
+        .err()
+        .map(|e| e.to_string());
+        let other = CholeskyPlan::new(21, 3, &pr).unwrap();
+        let order = redblue_cholesky::cholesky_with(
+            &comm,
+            &other,
+            &a,
+            Uplo::Lower,
+            redblue_kernels::Par::Seq,
+        )
+        .err()
+        .map(|e| e.to_string());
+        (more, order)
+    });
+    for o in &out {
+        assert_eq!(o, &out[0]);
+    }
+    assert!(out[0].0.as_ref().unwrap().contains("ranks"));
+    assert!(out[0].1.as_ref().unwrap().contains("order 21"));
+}
