@@ -20,14 +20,14 @@ use redblue_comm::volume::Tally;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Diag, Op, Scalar, Side, Uplo};
-use redblue_dist::exchange::exchange;
+use redblue_dist::exchange::exchange_cols_into;
 use redblue_kernels::{
     gemm, gemmt, max_abs_finite, potrf, trsm, KernelError, KernelScalar, MatMut, MatRef, Par,
 };
 use redblue_pipeline::steps::{count_transpose, transpose_moves, PanelHome};
 use redblue_pipeline::{
-    mark_positions, Diagonal, Geometry, Panel, PanelBlock, Scan, Shares, State, Step, StepModel,
-    StepSizes, TileAlgorithm, Tiles,
+    mark_positions, scatter_runs, Diagonal, Geometry, Panel, PanelBlock, Scan, Shares, State, Step,
+    StepModel, StepSizes, TileAlgorithm, Tiles,
 };
 use std::ops::Range;
 
@@ -190,8 +190,15 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
         let moves = transpose_moves(&st.g, step.t, &step.rest);
         let st = &*st;
         let pos_cols = &st.pos[2];
-        exchange(comm, &moves, |i, j| st.l10_at(step, panel, i, j))?
-            .apply(|i, j, v| l[pos_cols[i] + (j - start) * nc] = v);
+        exchange_cols_into(
+            comm,
+            &moves,
+            |j, rows, out| st.l10_rows(step, panel, j, rows, out),
+            |j, rows, vals| {
+                let column = &mut l[(j - start) * nc..(j - start + 1) * nc];
+                scatter_runs(column, rows, |r| pos_cols[r], vals);
+            },
+        )?;
         Ok(LCols { l })
     }
 

@@ -80,7 +80,11 @@ fn check<T: KernelScalar>(
 ) -> f64 {
     let f = hpd::<T>(n, uplo, 7);
     let out = run_ranks(p, |comm| {
-        let (pr, pc) = if p.is_multiple_of(2) { (2, p / 2) } else { (1, p) };
+        let (pr, pc) = if p.is_multiple_of(2) {
+            (2, p / 2)
+        } else {
+            (1, p)
+        };
         let layout = BlockCyclic::new(n, n, mb, mb, pr, pc).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, layout, &f).unwrap();
         let fac = cholesky(&comm, &a, uplo, params).unwrap();

@@ -136,6 +136,57 @@ pub fn mark_positions(pos: &mut [usize], list: &[usize]) {
     }
 }
 
+/// Copies `vals[k]` to `dst[at(rows[k])]` for every `k`, a run of consecutive positions at a
+/// time (rows of one tile are neighbours in a local array and in a step's buffers).
+pub fn scatter_runs<T: Copy>(
+    dst: &mut [T],
+    rows: &[usize],
+    at: impl Fn(usize) -> usize,
+    vals: &[T],
+) {
+    each_run(rows, &at, |k, start, len| {
+        dst[start..start + len].copy_from_slice(&vals[k..k + len])
+    });
+}
+
+/// Adds `vals[k]` to `dst[at(rows[k])]` for every `k`, a run of consecutive positions at a
+/// time.
+pub fn add_runs<T: Copy + std::ops::AddAssign>(
+    dst: &mut [T],
+    rows: &[usize],
+    at: impl Fn(usize) -> usize,
+    vals: &[T],
+) {
+    each_run(rows, &at, |k, start, len| {
+        for (d, &v) in dst[start..start + len].iter_mut().zip(&vals[k..k + len]) {
+            *d += v;
+        }
+    });
+}
+
+/// Copies `src[at(rows[k])]` to `out[k]` for every `k`, a run of consecutive positions at a
+/// time.
+pub fn gather_runs<T: Copy>(src: &[T], rows: &[usize], at: impl Fn(usize) -> usize, out: &mut [T]) {
+    each_run(rows, &at, |k, start, len| {
+        out[k..k + len].copy_from_slice(&src[start..start + len])
+    });
+}
+
+/// Calls `f(k, at(rows[k]), len)` for every maximal run of `rows[k..k + len]` whose positions
+/// are consecutive.
+fn each_run(rows: &[usize], at: &impl Fn(usize) -> usize, mut f: impl FnMut(usize, usize, usize)) {
+    let mut k = 0;
+    while k < rows.len() {
+        let start = at(rows[k]);
+        let mut len = 1;
+        while k + len < rows.len() && at(rows[k + len]) == start + len {
+            len += 1;
+        }
+        f(k, start, len);
+        k += len;
+    }
+}
+
 /// One layer's tiles on one rank: the ScaLAPACK local array of [`Geometry::layer_layout`]
 /// (column-major, rows and columns ascending in global order).
 pub struct Tiles<T> {
@@ -288,6 +339,12 @@ impl<T: Copy> Tiles<T> {
         self.orders.clear();
     }
 
+    /// The local column from `at` (`ld` elements), writable, beside the map of global rows to
+    /// local positions.
+    pub fn column_and_rows_mut(&mut self, at: usize, ld: usize) -> (&mut [T], &[usize]) {
+        (&mut self.data[at..at + ld], &self.row_pos)
+    }
+
     /// Local position of global column `j`.
     pub fn col_pos(&self, j: usize) -> usize {
         self.col_pos[j]
@@ -308,6 +365,21 @@ impl<T: Copy> Tiles<T> {
 mod tests {
     use super::*;
     use redblue_dist::Layout;
+
+    #[test]
+    fn runs_copy_what_element_by_element_copies_would() {
+        let pos = [7, 8, 9, 3, 4, 0, 12, 13];
+        let rows: Vec<usize> = (0..pos.len()).collect();
+        let src: Vec<u32> = (0..16).map(|x| 100 + x).collect();
+        let mut out = vec![0; rows.len()];
+        gather_runs(&src, &rows, |r| pos[r], &mut out);
+        assert_eq!(out, pos.map(|p| 100 + p as u32));
+        let mut dst = vec![0; 16];
+        scatter_runs(&mut dst, &rows, |r| pos[r], &out);
+        for (r, &p) in pos.iter().enumerate() {
+            assert_eq!(dst[p], out[r]);
+        }
+    }
 
     #[test]
     fn parts_tile_the_range() {

@@ -27,7 +27,7 @@
 //! Every move is planned from facts every rank has, so [`crate::replay::factor_costs`]
 //! replays the same counts without data.
 
-use crate::geometry::{mark_positions, part, Geometry, Tiles};
+use crate::geometry::{add_runs, gather_runs, mark_positions, part, scatter_runs, Geometry, Tiles};
 use crate::replay::StepModel;
 use crate::steps::{
     broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
@@ -36,7 +36,7 @@ use crate::steps::{
 use redblue_comm::{wait_all, CommError, Communicator, CommunicatorExt};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{ReduceOp, Uplo};
-use redblue_dist::exchange::{exchange, Move, Parcel};
+use redblue_dist::exchange::{exchange_cols_into, Move, Parcel};
 use redblue_kernels::{KernelError, KernelScalar, MatMut, MatRef, Par};
 use std::ops::Range;
 
@@ -292,8 +292,12 @@ impl<T: KernelScalar> State<T> {
 
     /// Adds the received partial sums of a panel into the tiles.
     fn add_panel_sums(&mut self, moves: &[Move], parcel: Parcel<T>) {
-        parcel.received(moves).apply(|i, j, v| {
-            *self.tiles.at(i, j) += v;
+        let tiles = &mut self.tiles;
+        let ld = tiles.ld();
+        parcel.received(moves).apply_cols(|j, rows, vals| {
+            let at = tiles.col_pos(j) * ld;
+            let (column, row_pos) = tiles.column_and_rows_mut(at, ld);
+            add_runs(column, rows, |r| row_pos[r], vals);
         });
     }
 
@@ -452,13 +456,23 @@ impl<T: KernelScalar> State<T> {
         Ok((l10, right, ld))
     }
 
-    /// `L10[row, col]` of my active rows (`pos[1]` marks `my_rows`).
-    pub fn l10_at(&self, step: &Step, panel: &Panel<T>, row: usize, col: usize) -> T {
+    /// `L10[rows, col]` of my active rows into `out` (`pos[1]` marks `my_rows`).
+    pub fn l10_rows(
+        &self,
+        step: &Step,
+        panel: &Panel<T>,
+        col: usize,
+        rows: &[usize],
+        out: &mut [T],
+    ) {
         if self.l10_in_tiles(step) {
-            self.tiles.get(row, col)
+            let ld = self.tiles.ld();
+            let column = &self.tiles.data[self.tiles.col_pos(col) * ld..];
+            gather_runs(column, rows, |r| self.tiles.row_pos(r), out);
         } else {
             let mr = step.my_rows.len();
-            panel.share[self.pos[1][row] + (col - step.panel.start - step.share.start) * mr]
+            let at = (col - step.panel.start - step.share.start) * mr;
+            gather_runs(&panel.share[at..at + mr], rows, |r| self.pos[1][r], out);
         }
     }
 
@@ -488,8 +502,19 @@ impl<T: KernelScalar> State<T> {
         let moves = l10_scatter_moves(&g, step.t, &step.rest);
         mark_positions(&mut self.pos[0], &piece_rows);
         let (pos, tiles) = (&self.pos[0], &self.tiles);
-        exchange(comm, &moves, |i, j| tiles.get(i, j))?
-            .apply(|i, j, v| piece[pos[i] + (j - start) * lm] = v);
+        let ld = tiles.ld();
+        exchange_cols_into(
+            comm,
+            &moves,
+            |j, rows, out| {
+                let column = &tiles.data[tiles.col_pos(j) * ld..];
+                gather_runs(column, rows, |r| tiles.row_pos(r), out);
+            },
+            |j, rows, vals| {
+                let column = &mut piece[(j - start) * lm..(j - start + 1) * lm];
+                scatter_runs(column, rows, |r| pos[r], vals);
+            },
+        )?;
         // 6. The solve on the piece.
         if lm > 0 {
             algo.solve_panel(block, MatMut::from_slice(&mut piece, lm, w, lm)?, self.par)?;
@@ -500,9 +525,18 @@ impl<T: KernelScalar> State<T> {
         let moves = l10_spread_moves(&g, step.t, &step.rest);
         mark_positions(&mut self.pos[1], &step.my_rows);
         let (pos, pos_mine) = (&self.pos[0], &self.pos[1]);
-        exchange(comm, &moves, |i, j| piece[pos[i] + (j - start) * lm])?.apply(|i, j, v| {
-            l_share[pos_mine[i] + (j - start - share.start) * mr] = v;
-        });
+        exchange_cols_into(
+            comm,
+            &moves,
+            |j, rows, out| {
+                let column = &piece[(j - start) * lm..(j - start + 1) * lm];
+                gather_runs(column, rows, |r| pos[r], out);
+            },
+            |j, rows, vals| {
+                let at = (j - start - share.start) * mr;
+                scatter_runs(&mut l_share[at..at + mr], rows, |r| pos_mine[r], vals);
+            },
+        )?;
         // The layers keep their shares where their partial sums of the panel were (no longer
         // needed: step 1 summed them).
         if self.coords.is_some_and(|(_, y, _)| y == step.owner.0) && mr > 0 {
