@@ -84,10 +84,7 @@ fn bench_lu(c: &mut Criterion) {
     });
     drop(a);
     let conflux = LuParams::default();
-    let two_d = LuParams {
-        algorithm: LuAlgorithm::TwoD,
-        ..LuParams::default()
-    };
+    let two_d = LuParams::default().with_algorithm(LuAlgorithm::TwoD);
     for (name, p, params) in [
         ("conflux-2-ranks", 2, &conflux),
         ("conflux-4-ranks", 4, &conflux),

@@ -5,12 +5,12 @@ use crate::factor::Chox;
 use crate::plan::CholeskyPlan;
 use crate::{CholeskyError, CholeskyParams};
 use redblue_comm::{CommStats, Communicator};
-use redblue_core::pool::{recycle, take_buffer};
+use redblue_core::pool::recycle;
 use redblue_core::{Op, Scalar, Uplo};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{run, RunOptions, Stopped, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, run, RunOptions, Stopped, TileFactors, TileGrid};
 
 /// `A = L·Lᴴ` (`uplo = Lower`) or `A = Uᴴ·U` (`Upper`) of a Hermitian positive definite
 /// matrix in any layout, on every rank of `comm`, of which only the `uplo` triangle is read
@@ -68,6 +68,28 @@ where
 /// # Errors
 /// As [`cholesky`], and [`CholeskyError::InvalidParams`] (on every rank) for a plan of another
 /// order or of more ranks than `comm` has.
+///
+/// # Examples
+/// ```
+/// use redblue_cholesky::{cholesky_with, CholeskyParams, CholeskyPlan};
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Uplo;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+/// use redblue_kernels::Par;
+///
+/// let n = 90;
+/// let plan = CholeskyPlan::new(n, 3, &CholeskyParams::default()).unwrap();
+/// let orders = run_ranks(3, |comm| {
+///     let layout = BlockCyclic::new(n, n, 10, 10, 3, 1).unwrap();
+///     // Only the upper triangle is read.
+///     let a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+///         if i == j { 2.0 * n as f64 } else if i < j { 0.5 } else { f64::NAN }
+///     })
+///     .unwrap();
+///     cholesky_with(&comm, &plan, &a, Uplo::Upper, Par::Seq).unwrap().order()
+/// });
+/// assert_eq!(orders, vec![n; 3]);
+/// ```
 pub fn cholesky_with<T, C, A>(
     comm: &C,
     plan: &CholeskyPlan,
@@ -82,19 +104,16 @@ where
 {
     check_plan(comm, plan, a.shape(), a.layout().nranks())?;
     let native_layout = plan.native_layout()?;
-    // The working copy in a pooled buffer; the transform with beta = 0 writes every element.
-    // The upper triangle is factored as the lower triangle of `Aᴴ`.
-    let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
-    let mut native = OwnedDistMatrix::from_local(comm, native_layout, work)?;
+    // The working copy in a pooled buffer, with the other large buffers, agreed on by every
+    // rank; the transform with beta = 0 writes every element. The upper triangle is factored
+    // as the lower triangle of `Aᴴ`.
+    let copy_len = native_layout.local_len(comm.rank());
+    let working = plan.working_bytes(size_of::<T>());
+    let mut reserved = reserve(comm, &plan.geometry(), copy_len, working)?;
+    let mut native = OwnedDistMatrix::from_local(comm, native_layout, reserved.take_copy())?;
     transform(comm, T::one(), a, op_of(uplo), T::zero(), &mut native)?;
-    factor_native(
-        comm,
-        plan,
-        par,
-        uplo,
-        a.layout().clone(),
-        native.into_local(),
-    )
+    let local = reserved.input(native.into_local());
+    factor_native(comm, plan, par, uplo, a.layout().clone(), local)
 }
 
 /// [`cholesky`] of a matrix given by value: in place, without a copy, when it is already in the
@@ -106,6 +125,25 @@ where
 /// # Collective
 /// # Errors
 /// As [`cholesky`].
+///
+/// # Examples
+/// ```
+/// use redblue_cholesky::{cholesky_in_place, CholeskyParams, CholeskyPlan};
+/// use redblue_comm::SelfComm;
+/// use redblue_core::Uplo;
+/// use redblue_dist::OwnedDistMatrix;
+///
+/// let comm = SelfComm::new();
+/// let params = CholeskyParams::default();
+/// let layout = CholeskyPlan::new(3, 1, &params).unwrap().native_layout().unwrap();
+/// // A = [4 2 2; 2 5 3; 2 3 6] = L·Lᵀ with L = [2 0 0; 1 2 0; 1 1 2].
+/// let a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| {
+///     [[4.0, 2.0, 2.0], [2.0, 5.0, 3.0], [2.0, 3.0, 6.0]][i][j]
+/// })
+/// .unwrap();
+/// let l = cholesky_in_place(&comm, a, Uplo::Lower, &params).unwrap().lower(&comm).unwrap();
+/// assert_eq!(l.into_local(), [2.0, 1.0, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0, 2.0]);
+/// ```
 pub fn cholesky_in_place<T, C, L>(
     comm: &C,
     a: OwnedDistMatrix<T, L>,
@@ -126,6 +164,10 @@ where
 /// # Collective
 /// # Errors
 /// As [`cholesky_with`].
+///
+/// # Examples
+/// See [`CholeskyPlan`]: the plan made first, the factorisation in place, the model against
+/// the measured counters.
 pub fn cholesky_in_place_with<T, C, L>(
     comm: &C,
     plan: &CholeskyPlan,
@@ -143,7 +185,16 @@ where
         return cholesky_with(comm, plan, &a, uplo, par);
     }
     let layout = a.layout().clone();
-    factor_native(comm, plan, par, uplo, layout, a.into_local())
+    let working = plan.working_bytes(size_of::<T>());
+    let reserved = reserve::<T, _>(comm, &plan.geometry(), 0, working)?;
+    factor_native(
+        comm,
+        plan,
+        par,
+        uplo,
+        layout,
+        reserved.input(a.into_local()),
+    )
 }
 
 /// How the native copy is formed from a matrix whose `uplo` triangle holds `A`.
@@ -295,6 +346,33 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
     /// The same on every rank: [`CholeskyError::RhsHeight`] if `b` does not have `N` rows,
     /// [`CholeskyError::InvalidParams`] if `comm` is smaller than the factorisation's grid or
     /// `b`'s layout; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_cholesky::{cholesky, CholeskyParams};
+    /// use redblue_comm::run_ranks;
+    /// use redblue_core::Uplo;
+    /// use redblue_dist::{GridLayout, OwnedDistMatrix};
+    ///
+    /// let n = 50;
+    /// let errors = run_ranks(2, |comm| {
+    ///     let a = OwnedDistMatrix::from_fn(&comm, GridLayout::even(n, n, 2, 1).unwrap(), |i, j| {
+    ///         if i == j { 4.0 } else if i.abs_diff(j) == 1 { -1.0 } else { 0.0 }
+    ///     })
+    ///     .unwrap();
+    ///     // B = A·1: 2 in the first and last rows, 3 elsewhere.
+    ///     let b = OwnedDistMatrix::from_fn(&comm, GridLayout::even(n, 1, 1, 2).unwrap(), |i, _| {
+    ///         if i == 0 || i == n - 1 { 3.0 } else { 2.0 }
+    ///     })
+    ///     .unwrap();
+    ///     let x = cholesky(&comm, &a, Uplo::Lower, &CholeskyParams::default())
+    ///         .unwrap()
+    ///         .solve(&comm, &b)
+    ///         .unwrap();
+    ///     x.into_local().iter().map(|v| (v - 1.0f64).abs()).fold(0.0, f64::max)
+    /// });
+    /// assert!(errors.iter().all(|&e| e < 1e-12));
+    /// ```
     pub fn solve<C, B>(
         &self,
         comm: &C,

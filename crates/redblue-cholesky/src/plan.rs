@@ -238,8 +238,17 @@ impl CholeskyPlan {
         let g = self.geometry();
         let rows = g.owned(0, g.px).len() as u64;
         let cols = g.owned(0, g.py).len() as u64;
-        let v = self.block as u64;
-        (rows * cols + 3 * v * (rows + cols)) * bytes as u64
+        rows * cols * bytes as u64 + self.working_bytes(bytes)
+    }
+
+    /// Bytes of the steps' working buffers on the busiest rank (the panel's pieces and shares,
+    /// the transposed rows: about three panels of its rows and columns), elements of `bytes`
+    /// bytes.
+    pub fn working_bytes(&self, bytes: usize) -> u64 {
+        let g = self.geometry();
+        let rows = g.owned(0, g.px).len() as u64;
+        let cols = g.owned(0, g.py).len() as u64;
+        3 * self.block as u64 * (rows + cols) * bytes as u64
     }
 
     /// Whether [`CholeskyPlan::rank_costs`] stays cheap: `p·⌈n/v⌉ + n·⌈n/v⌉/v` at most

@@ -84,15 +84,15 @@ pub struct LuArgs {
 
 impl LuArgs {
     fn params(&self) -> LuParams {
-        LuParams {
-            algorithm: self.algorithm,
-            grid: self.grid,
-            layers: self.layers,
-            block: self.block,
-            memory: self.memory.map(|m| m as f64),
-            idle: self.idle,
-            look_ahead: !self.no_look_ahead,
-        }
+        let mut params = LuParams::default()
+            .with_algorithm(self.algorithm)
+            .with_max_idle_fraction(self.idle)
+            .with_look_ahead(!self.no_look_ahead);
+        params.grid = self.grid;
+        params.layers = self.layers;
+        params.block = self.block;
+        params.memory_words = self.memory;
+        params
     }
 
     fn bytes(&self) -> usize {

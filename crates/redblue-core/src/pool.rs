@@ -54,6 +54,46 @@ pub fn take_buffer<T: Copy + 'static>(len: usize, fill: T) -> Vec<T> {
     }
 }
 
+/// [`take_buffer`] that reports, instead of aborting, a buffer the allocator cannot give: for
+/// the large buffers of a run, whose failure the ranks then agree on before any data moves.
+///
+/// # Errors
+/// The allocator's refusal (a kept buffer is never refused).
+pub fn try_take_buffer<T: Copy + 'static>(
+    len: usize,
+    fill: T,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let bytes = len.saturating_mul(size_of::<T>());
+    let kept = (bytes >= POOL_MIN_BYTES)
+        .then(|| {
+            POOL.with_borrow_mut(|pool| {
+                let best = pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (cap, b))| *cap >= bytes && b.is::<Vec<T>>())
+                    .min_by_key(|(_, (cap, _))| *cap)
+                    .map(|(i, _)| i)?;
+                pool.swap_remove(best).1.downcast::<Vec<T>>().ok()
+            })
+        })
+        .flatten();
+    let mut v = match kept {
+        Some(v) => *v,
+        None => {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len)?;
+            v
+        }
+    };
+    if v.len() >= len {
+        v.truncate(len);
+    } else {
+        v.try_reserve_exact(len - v.len())?;
+        v.resize(len, fill);
+    }
+    Ok(v)
+}
+
 /// Hands a buffer back to this thread's pool (kept if it is large enough and among the
 /// [`POOL_BUFFERS`] largest).
 pub fn recycle<T: 'static>(v: Vec<T>) {
@@ -105,6 +145,19 @@ mod tests {
         assert!(z.iter().all(|&x| x == 0));
         assert_eq!(pooled_bytes(), len * 8);
         assert_eq!(release_buffers(), len * 8);
+    }
+
+    #[test]
+    fn a_buffer_the_allocator_refuses_is_an_error() {
+        release_buffers();
+        assert!(try_take_buffer(usize::MAX / 16, 0.0f64).is_err());
+        let v = try_take_buffer(POOL_MIN_BYTES, 1u8).unwrap();
+        assert!(v.len() == POOL_MIN_BYTES && v.iter().all(|&x| x == 1));
+        recycle(v);
+        // A kept buffer is reused.
+        let w = try_take_buffer(POOL_MIN_BYTES - 1, 0u8).unwrap();
+        assert_eq!(w.len(), POOL_MIN_BYTES - 1);
+        release_buffers();
     }
 
     #[test]

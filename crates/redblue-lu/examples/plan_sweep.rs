@@ -12,16 +12,9 @@ use redblue_lu::{diagonal_pivots, lu_plan, lu_rank_costs, LuAlgorithm, LuParams}
 
 /// The exact largest words sent and received by a rank of the default plan.
 fn maxima(n: usize, p: usize, algorithm: LuAlgorithm) -> (u64, u64, String) {
-    let params = LuParams {
-        algorithm,
-        ..LuParams::default()
-    };
+    let params = LuParams::default().with_algorithm(algorithm);
     let (grid, v) = lu_plan(n, p, &params).expect("a plan");
-    let given = LuParams {
-        grid: Some(grid),
-        block: Some(v),
-        ..params
-    };
+    let given = params.with_grid(grid).with_block(v);
     let costs = lu_rank_costs(n, p, &given, &diagonal_pivots(n, v), 8).expect("a plan");
     let sent = costs.iter().map(|s| s.words_sent).max().unwrap_or(0);
     let received = costs.iter().map(|s| s.words_received).max().unwrap_or(0);

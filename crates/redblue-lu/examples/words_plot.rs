@@ -20,16 +20,9 @@ fn main() {
         ("2D (exact)", LuAlgorithm::TwoD),
     ] {
         for &p in &ranks {
-            let params = LuParams {
-                algorithm,
-                ..LuParams::default()
-            };
+            let params = LuParams::default().with_algorithm(algorithm);
             let (grid, v) = lu_plan(n, p, &params).expect("a grid fits");
-            let given = LuParams {
-                grid: Some(grid),
-                block: Some(v),
-                ..params
-            };
+            let given = params.with_grid(grid).with_block(v);
             let costs =
                 lu_rank_costs(n, p, &given, &diagonal_pivots(n, v), 8).expect("a grid fits");
             let most = costs.iter().map(|s| s.words_received).max().unwrap_or(0);

@@ -5,12 +5,11 @@ use crate::factor::factor;
 use crate::plan::{pivoting_of, LuPlan};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
-use redblue_core::pool::take_buffer;
 use redblue_core::{Op, Scalar};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{RunOptions, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, RunOptions, TileFactors, TileGrid};
 use std::fmt;
 
 /// Which factorisation.
@@ -48,9 +47,23 @@ impl std::str::FromStr for LuAlgorithm {
 /// noticeably more words than a narrower one.
 pub const DEFAULT_BLOCK: usize = redblue_pipeline::PREFERRED_WIDTH;
 
-/// How to factor: the algorithm, and optionally the grid, the tile width, the memory per rank
-/// and the idle fraction allowed when choosing the grid.
+/// How to factor: the algorithm, and optionally the grid, the number of layers, the tile width,
+/// the memory per rank and the idle fraction allowed when choosing the grid — the same option
+/// names and units as every redblue algorithm crate (`memory_words`, `max_idle_fraction`).
+///
+/// # Examples
+/// ```
+/// use redblue_lu::{LuAlgorithm, LuParams, TileGrid};
+///
+/// let params = LuParams::default()
+///     .with_algorithm(LuAlgorithm::Conflux)
+///     .with_grid(TileGrid { px: 2, py: 2, c: 2 })
+///     .with_block(64);
+/// assert_eq!(params.block, Some(64));
+/// assert!(params.look_ahead); // on unless switched off
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct LuParams {
     /// COnfLUX or 2D.
     pub algorithm: LuAlgorithm,
@@ -62,10 +75,10 @@ pub struct LuParams {
     /// Tile width `v` (at least the number of layers); chosen with the grid when `None` (see
     /// [`lu_plan`](crate::lu_plan)).
     pub block: Option<usize>,
-    /// Words of memory per rank, for the choice of the grid.
-    pub memory: Option<f64>,
+    /// Words (matrix elements) each rank may hold, for the choice of the grid.
+    pub memory_words: Option<u64>,
     /// Largest fraction of ranks that may stay idle for a better grid.
-    pub idle: f64,
+    pub max_idle_fraction: f64,
     /// Whether step `t + 1`'s panel sums and pivots are started before the rest of step `t`'s
     /// update (look-ahead; the same words and messages either way).
     pub look_ahead: bool,
@@ -78,10 +91,54 @@ impl Default for LuParams {
             grid: None,
             layers: None,
             block: None,
-            memory: None,
-            idle: 0.03,
+            memory_words: None,
+            max_idle_fraction: 0.03,
             look_ahead: true,
         }
+    }
+}
+
+impl LuParams {
+    /// With this algorithm.
+    pub fn with_algorithm(mut self, algorithm: LuAlgorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// On this grid.
+    pub fn with_grid(mut self, grid: TileGrid) -> Self {
+        self.grid = Some(grid);
+        self
+    }
+
+    /// With this many layers (the grid chosen around them).
+    pub fn with_layers(mut self, layers: usize) -> Self {
+        self.layers = Some(layers);
+        self
+    }
+
+    /// With this tile width.
+    pub fn with_block(mut self, block: usize) -> Self {
+        self.block = Some(block);
+        self
+    }
+
+    /// With at most this many words per rank.
+    pub fn with_memory_words(mut self, words: u64) -> Self {
+        self.memory_words = Some(words);
+        self
+    }
+
+    /// Leaving at most this fraction of the ranks idle.
+    pub fn with_max_idle_fraction(mut self, fraction: f64) -> Self {
+        self.max_idle_fraction = fraction;
+        self
+    }
+
+    /// With or without look-ahead.
+    pub fn with_look_ahead(mut self, look_ahead: bool) -> Self {
+        self.look_ahead = look_ahead;
+        self
     }
 }
 
@@ -125,6 +182,22 @@ where
 /// # Errors
 /// As [`lu`], and [`LuError::InvalidParams`] (on every rank) for a plan of another order or
 /// of more ranks than `comm` has.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+/// use redblue_kernels::Par;
+/// use redblue_lu::{lu_with, LuParams, LuPlan};
+///
+/// let plan = LuPlan::new(150, 3, &LuParams::default()).unwrap();
+/// let growth = run_ranks(3, |comm| {
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(150, 150, 8, 8, 1, 3).unwrap(), 2)
+///         .unwrap();
+///     lu_with(&comm, &plan, &a, Par::Seq).unwrap().growth()
+/// });
+/// assert!(growth[0] >= 1.0);
+/// ```
 pub fn lu_with<T, C, A>(
     comm: &C,
     plan: &LuPlan,
@@ -138,12 +211,20 @@ where
 {
     check_plan(comm, plan, a.shape(), a.layout().nranks())?;
     let native_layout = plan.native_layout()?;
-    // The working copy in a pooled buffer (a repeated factorisation maps no new pages); the
-    // transform with beta = 0 writes every element.
-    let work = take_buffer(native_layout.local_len(comm.rank()), T::zero());
-    let mut native = OwnedDistMatrix::from_local(comm, native_layout, work)?;
+    // The working copy in a pooled buffer (a repeated factorisation maps no new pages), with
+    // the other large buffers, agreed on by every rank; the transform with beta = 0 writes
+    // every element.
+    let copy_len = native_layout.local_len(comm.rank());
+    let mut reserved = reserve(
+        comm,
+        &plan.geometry(),
+        copy_len,
+        plan.working_bytes(size_of::<T>()),
+    )?;
+    let mut native = OwnedDistMatrix::from_local(comm, native_layout, reserved.take_copy())?;
     transform(comm, T::one(), a, Op::NoTrans, T::zero(), &mut native)?;
-    factor_native(comm, plan, par, a.layout().clone(), native.into_local())
+    let local = reserved.input(native.into_local());
+    factor_native(comm, plan, par, a.layout().clone(), local)
 }
 
 /// [`lu`] of a matrix given by value: in place, without a copy, when it is already in the
@@ -155,6 +236,22 @@ where
 /// # Collective
 /// # Errors
 /// As [`lu`].
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_lu::{lu_in_place, LuParams, LuPlan};
+///
+/// let params = LuParams::default();
+/// let layout = LuPlan::new(100, 4, &params).unwrap().native_layout().unwrap();
+/// let words = run_ranks(4, |comm| {
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout.clone(), 3).unwrap();
+///     let factors = lu_in_place(&comm, a, &params).unwrap(); // no copy: the native layout
+///     factors.order()
+/// });
+/// assert_eq!(words, vec![100; 4]);
+/// ```
 pub fn lu_in_place<T, C, L>(
     comm: &C,
     a: OwnedDistMatrix<T, L>,
@@ -174,6 +271,21 @@ where
 /// # Collective
 /// # Errors
 /// As [`lu_with`].
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_kernels::Par;
+/// use redblue_lu::{lu_in_place_with, LuParams, LuPlan};
+///
+/// let plan = LuPlan::new(120, 2, &LuParams::default()).unwrap();
+/// let perms = run_ranks(2, |comm| {
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, plan.native_layout().unwrap(), 4).unwrap();
+///     lu_in_place_with(&comm, &plan, a, Par::Threads(1)).unwrap().perm().to_vec()
+/// });
+/// assert_eq!(perms[0], perms[1]); // every rank knows the permutation
+/// ```
 pub fn lu_in_place_with<T, C, L>(
     comm: &C,
     plan: &LuPlan,
@@ -190,7 +302,9 @@ where
         return lu_with(comm, plan, &a, par);
     }
     let layout = a.layout().clone();
-    factor_native(comm, plan, par, layout, a.into_local())
+    let working = plan.working_bytes(size_of::<T>());
+    let reserved = reserve::<T, _>(comm, &plan.geometry(), 0, working)?;
+    factor_native(comm, plan, par, layout, reserved.input(a.into_local()))
 }
 
 /// The plan for a matrix of `shape` on `comm`.
@@ -366,6 +480,26 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// The same on every rank: [`LuError::RhsHeight`] if `b` does not have `N` rows,
     /// [`LuError::InvalidParams`] if `comm` is smaller than the factorisation's grid or `b`'s
     /// layout; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::SelfComm;
+    /// use redblue_dist::{GridLayout, OwnedDistMatrix};
+    /// use redblue_lu::{lu, LuParams};
+    ///
+    /// let comm = SelfComm::new();
+    /// // A = [2 1; 1 3], B = A·[1; 1] = [3; 4].
+    /// let a = OwnedDistMatrix::from_fn(&comm, GridLayout::even(2, 2, 1, 1).unwrap(), |i, j| {
+    ///     [[2.0, 1.0], [1.0, 3.0]][i][j]
+    /// })
+    /// .unwrap();
+    /// let b = OwnedDistMatrix::from_fn(&comm, GridLayout::even(2, 1, 1, 1).unwrap(), |i, _| {
+    ///     [3.0, 4.0][i]
+    /// })
+    /// .unwrap();
+    /// let x = lu(&comm, &a, &LuParams::default()).unwrap().solve(&comm, &b).unwrap();
+    /// assert!(x.into_local().iter().all(|&v| (v - 1.0f64).abs() < 1e-14));
+    /// ```
     pub fn solve<C, B>(&self, comm: &C, b: &B) -> Result<OwnedDistMatrix<T, B::Layout>, LuError>
     where
         C: Communicator,

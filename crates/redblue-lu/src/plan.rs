@@ -112,14 +112,23 @@ impl LuPlan {
     }
 
     /// Bytes the busiest rank holds, elements of `bytes` bytes: its layer's tiles (grid row
-    /// and column 0 hold the most) and the step's working buffers (the panel's copies and
-    /// pieces, the update's operands: about four panels of its rows and columns).
+    /// and column 0 hold the most) and the steps' working buffers
+    /// ([`LuPlan::working_bytes`]).
     pub fn memory_bytes(&self, bytes: usize) -> u64 {
         let g = self.geometry();
         let rows = g.owned(0, g.px).len() as u64;
         let cols = g.owned(0, g.py).len() as u64;
-        let v = self.block as u64;
-        (rows * cols + 4 * v * (rows + cols)) * bytes as u64
+        rows * cols * bytes as u64 + self.working_bytes(bytes)
+    }
+
+    /// Bytes of the steps' working buffers on the busiest rank (the panel's copies and pieces,
+    /// the update's operands: about four panels of its rows and columns), elements of `bytes`
+    /// bytes.
+    pub fn working_bytes(&self, bytes: usize) -> u64 {
+        let g = self.geometry();
+        let rows = g.owned(0, g.px).len() as u64;
+        let cols = g.owned(0, g.py).len() as u64;
+        4 * self.block as u64 * (rows + cols) * bytes as u64
     }
 
     /// Whether [`LuPlan::rank_costs`] stays cheap ([`replay_is_cheap`]).
@@ -180,8 +189,16 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
             (g, v)
         }
         None => {
-            let (grid, v) =
-                plan_grid(n, p, params.memory, params.idle, layers, params.block, cost)?;
+            let memory = params.memory_words.map(|m| m as f64);
+            let (grid, v) = plan_grid(
+                n,
+                p,
+                memory,
+                params.max_idle_fraction,
+                layers,
+                params.block,
+                cost,
+            )?;
             match params.algorithm {
                 LuAlgorithm::Conflux if params.block.is_none() && exact => {
                     (grid, narrow_to_2d(n, p, params, grid, v, cost)?)

@@ -217,6 +217,7 @@ mod tests {
             stats[rank] = stats[rank] + tr.stats(rank, bytes);
         };
         for r in 0..p {
+            add(r, &volume::all_reduce(r, p, 1), 8);
             add(r, &volume::all_reduce(r, p, 3), 8);
         }
         let mut active: Vec<usize> = (0..g.n).collect();

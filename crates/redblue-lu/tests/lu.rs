@@ -78,11 +78,12 @@ fn check<T: KernelScalar>(
 }
 
 fn params(algorithm: LuAlgorithm, grid: Option<TileGrid>, block: usize) -> LuParams {
-    LuParams {
-        algorithm,
-        grid,
-        block: Some(block),
-        ..LuParams::default()
+    let params = LuParams::default()
+        .with_algorithm(algorithm)
+        .with_block(block);
+    match grid {
+        Some(g) => params.with_grid(g),
+        None => params,
     }
 }
 
@@ -301,10 +302,7 @@ fn look_ahead_moves_the_same_words_and_gives_the_same_factors() {
         ),
     ] {
         let run = |look_ahead: bool| {
-            let pr = LuParams {
-                look_ahead,
-                ..params(algorithm, grid, v)
-            };
+            let pr = params(algorithm, grid, v).with_look_ahead(look_ahead);
             run_ranks(p, |comm| {
                 let la = BlockCyclic::new(n, n, 3, 3, 1, p).unwrap();
                 let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 5)).unwrap();

@@ -8,16 +8,9 @@ use redblue_lu::{
 
 /// The default plan's grid, tile width, and exact largest words sent and received by a rank.
 fn planned(n: usize, p: usize, algorithm: LuAlgorithm) -> (TileGrid, usize, u64, u64) {
-    let params = LuParams {
-        algorithm,
-        ..LuParams::default()
-    };
+    let params = LuParams::default().with_algorithm(algorithm);
     let (grid, v) = lu_plan(n, p, &params).unwrap();
-    let given = LuParams {
-        grid: Some(grid),
-        block: Some(v),
-        ..params
-    };
+    let given = params.with_grid(grid).with_block(v);
     let costs = lu_rank_costs(n, p, &given, &diagonal_pivots(n, v), 8).unwrap();
     let sent = costs.iter().map(|s| s.words_sent).max().unwrap();
     let received = costs.iter().map(|s| s.words_received).max().unwrap();
@@ -83,19 +76,13 @@ fn the_tile_width_is_a_multiple_of_the_layers_and_wide_where_words_allow() {
     let (grid, v) = lu_plan(4096, 2, &LuParams::default()).unwrap();
     assert_eq!((grid, v), (TileGrid { px: 2, py: 1, c: 1 }, 128));
     // A given width is kept; a given grid gets a width chosen for it.
-    let given = LuParams {
-        block: Some(24),
-        ..LuParams::default()
-    };
+    let given = LuParams::default().with_block(24);
     assert_eq!(lu_plan(16384, 512, &given).unwrap().1, 24);
-    let on_grid = LuParams {
-        grid: Some(TileGrid {
-            px: 10,
-            py: 10,
-            c: 5,
-        }),
-        ..LuParams::default()
-    };
+    let on_grid = LuParams::default().with_grid(TileGrid {
+        px: 10,
+        py: 10,
+        c: 5,
+    });
     let (grid, v) = lu_plan(16384, 512, &on_grid).unwrap();
     assert_eq!(
         grid,

@@ -18,6 +18,7 @@ pub mod gather;
 mod geometry;
 mod grid;
 pub mod replay;
+pub mod reserve;
 pub mod run;
 pub mod solve;
 pub mod steps;
@@ -30,6 +31,7 @@ pub use grid::{
     TileGrid, PREFERRED_WIDTH,
 };
 pub use replay::{factor_costs, planned_words, StepModel, StepSizes};
+pub use reserve::{reserve, Reserved};
 pub use run::{
     run, Diagonal, Panel, PanelBlock, Run, RunOptions, Scan, State, Step, Stopped, TileAlgorithm,
 };

@@ -73,8 +73,8 @@ pub trait StepModel {
 }
 
 /// Every rank's counters for the factorisation on `p` ranks with the given rows (one list per
-/// step), element size `bytes`: the check of the input and the agreement on the outcome over
-/// all ranks, per step the panel's layer sums, the broadcast of the block, the scatter and
+/// step), element size `bytes`: the agreement on the buffers, the check of the input and the
+/// agreement on the outcome over all ranks, per step the panel's layer sums, the broadcast of the block, the scatter and
 /// spread of `L10`, and the model's own; and, when the algorithm pivots and the grid leaves
 /// ranks idle, the pivots to them.
 pub fn factor_costs<M: StepModel>(
@@ -85,7 +85,9 @@ pub fn factor_costs<M: StepModel>(
     bytes: usize,
 ) -> Vec<CommStats> {
     let mut tally = Tally::new(p);
-    // The input's check (3 words) and, at the end, the agreement on the outcome (2).
+    // The agreement on the buffers (1 word, `crate::reserve`), the input's check (3) and, at
+    // the end, the agreement on the outcome (2).
+    tally.all_reduce(1, 8);
     tally.all_reduce(3, 8);
     let mut sizes = StepSizes {
         active: (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect(),
@@ -147,7 +149,7 @@ pub fn planned_words<M: StepModel>(g: &Geometry, model: &M) -> f64 {
     let (px, py, c) = (g.px, g.py, g.c);
     let p = g.ranks();
     let mut total = 0.0f64;
-    total += (all_reduce_words(p, 3) + all_reduce_words(p, 2)) as f64;
+    total += (all_reduce_words(p, 1) + all_reduce_words(p, 3) + all_reduce_words(p, 2)) as f64;
     let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.n, g.v, px, x)).collect();
     let mut shares = vec![0usize; c];
     for t in 0..g.steps() {

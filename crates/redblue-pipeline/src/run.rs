@@ -249,17 +249,7 @@ impl<T: KernelScalar> State<T> {
     fn new(g: &Geometry, rank: usize, local: Vec<T>, par: Par, home: PanelHome) -> Self {
         let coords = g.coords(rank);
         let tiles = match coords {
-            Some((x, y, z)) => {
-                let data = if z == 0 {
-                    local
-                } else {
-                    let len = g.owned(x, g.px).len() * g.owned(y, g.py).len();
-                    let mut zeros = take_buffer(len, T::zero());
-                    zeros.fill(T::zero());
-                    zeros
-                };
-                Tiles::new(g, x, y, data)
-            }
+            Some((x, y, _)) => Tiles::new(g, x, y, local),
             None => Tiles::empty(g),
         };
         let n = g.n;
@@ -667,8 +657,11 @@ pub struct RunOptions {
     pub look_ahead: bool,
 }
 
-/// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
-/// on `comm` (whose first `g.ranks()` ranks form the grid) with `algo`'s hooks.
+/// Factors the matrix whose layer-0 local array this rank holds on `comm` (whose first
+/// `g.ranks()` ranks form the grid) with `algo`'s hooks. `local` is this rank's tiles: the
+/// native layout's local array on layer 0, zeros on the other layers, nothing off the grid —
+/// what [`crate::reserve::Reserved::input`] gives after [`crate::reserve::reserve`], which
+/// allocates the large buffers first and agrees on them.
 ///
 /// # Collective
 /// # Errors

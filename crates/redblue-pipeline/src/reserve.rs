@@ -1,0 +1,116 @@
+//! The large buffers of a factorisation, allocated before anything runs and agreed on by every
+//! rank ([`reserve`]): the working copy of the input, the other layers' zero tiles, and a check
+//! that the steps' working memory can be had. A buffer the machine cannot give is then an
+//! error on every rank, before any data moves — not an abort, and not one rank leaving the
+//! others waiting in the next collective.
+
+use crate::geometry::Geometry;
+use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
+use redblue_core::pool::try_take_buffer;
+use redblue_core::Scalar;
+use redblue_dist::DistError;
+
+/// What [`reserve`] allocated on one rank.
+#[derive(Debug)]
+pub struct Reserved<T> {
+    copy: Vec<T>,
+    layer: Vec<T>,
+}
+
+impl<T: Scalar> Reserved<T> {
+    /// The buffer for the working copy of the input (of the length asked for; its contents
+    /// are to be overwritten).
+    pub fn take_copy(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.copy)
+    }
+
+    /// What [`crate::run`] factors on this rank: `local` (its local array of the native layout,
+    /// empty off layer 0) on layer 0 and off the grid, the layer's zero tiles on the other
+    /// layers.
+    pub fn input(self, local: Vec<T>) -> Vec<T> {
+        if self.layer.is_empty() {
+            local
+        } else {
+            self.layer
+        }
+    }
+}
+
+/// Allocates this rank's large buffers of a factorisation on geometry `g`: a working copy of
+/// `copy_len` elements (0: the input is factored in place), the zero tiles of its layer if it
+/// is on layer 1 or above, and a trial reservation of `working_bytes` (the steps' buffers,
+/// reserved and given back, so that a request the machine refuses is seen now); then every
+/// rank agrees on the outcome (one all-reduce of one word).
+///
+/// # Collective
+/// # Errors
+/// [`DistError::OutOfMemory`] on every rank, naming the largest request some rank could not
+/// have; a communication failure.
+pub fn reserve<T: Scalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    copy_len: usize,
+    working_bytes: u64,
+) -> Result<Reserved<T>, DistError> {
+    let elem = std::mem::size_of::<T>() as f64;
+    let mut refused = 0.0f64;
+    let mut take = |len: usize| match try_take_buffer(len, T::zero()) {
+        Ok(v) => v,
+        Err(_) => {
+            refused = refused.max(len as f64 * elem);
+            Vec::new()
+        }
+    };
+    let copy = take(copy_len);
+    let mut layer = match g.coords(comm.rank()) {
+        Some((x, y, z)) if z > 0 => take(g.owned(x, g.px).len() * g.owned(y, g.py).len()),
+        _ => Vec::new(),
+    };
+    layer.fill(T::zero());
+    let mut trial: Vec<u8> = Vec::new();
+    if trial.try_reserve_exact(working_bytes as usize).is_err() {
+        refused = refused.max(working_bytes as f64);
+    }
+    drop(trial);
+    let worst = comm.all_reduce_one(refused, ReduceOp::Max)?;
+    if worst > 0.0 {
+        return Err(DistError::OutOfMemory {
+            what: "a factorisation's working buffers",
+            bytes: worst as u128,
+        });
+    }
+    Ok(Reserved { copy, layer })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TileGrid;
+    use redblue_comm::run_ranks;
+
+    #[test]
+    fn a_refused_buffer_on_one_rank_is_the_same_error_on_every_rank() {
+        let g = Geometry::new(40, 4, TileGrid { px: 2, py: 1, c: 2 });
+        let out = run_ranks(4, |comm| {
+            // Rank 2 asks for more than any machine has.
+            let copy = if comm.rank() == 2 {
+                usize::MAX / 64
+            } else {
+                10
+            };
+            reserve::<f64, _>(&comm, &g, copy, 1000).map(|r| r.input(vec![1.0; 3]).len())
+        });
+        for r in &out {
+            let e = r.as_ref().unwrap_err();
+            assert!(matches!(e, DistError::OutOfMemory { bytes, .. } if *bytes > 1 << 50));
+        }
+        // Without the refusal: layer 1's ranks get their zero tiles, layer 0's their input.
+        let out = run_ranks(4, |comm| {
+            let r = reserve::<f64, _>(&comm, &g, 10, 1000).unwrap();
+            r.input(vec![1.0; 3])
+        });
+        assert_eq!(out[0], vec![1.0; 3]);
+        assert_eq!(out[2].len(), 20 * 40);
+        assert!(out[2].iter().all(|&x| x == 0.0));
+    }
+}
