@@ -12,8 +12,8 @@ use redblue::comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, random, Op};
 use redblue::dist::{AnyLayout, BlockCyclic, DistMatrix, OwnedDistMatrix};
 use redblue::gemm::{
-    check_strategy, multiply, parallel_lower_bound, Algorithm, GemmError, GemmShape, PlanOptions,
-    Schedule, Strategy,
+    gemm_with, parallel_lower_bound, Algorithm, GemmError, GemmOptions, GemmPlan, GemmShape,
+    Strategy,
 };
 use redblue::kernels::{KernelScalar, Par};
 use redblue::Error;
@@ -95,54 +95,52 @@ impl GemmArgs {
         GemmShape::new(self.m, self.n, self.k)
     }
 
-    fn options(&self) -> PlanOptions {
-        PlanOptions {
-            memory_words: self.memory,
-            max_idle_fraction: self.idle,
+    /// The flags as the planner's options: the user's strategy, if any, overrides the
+    /// algorithm.
+    fn options(&self) -> GemmOptions {
+        let mut options = GemmOptions::default()
+            .with_algorithm(self.algorithm)
+            .with_max_idle_fraction(self.idle);
+        if let Some(words) = self.memory {
+            options = options.with_memory_words(words);
         }
-    }
-
-    /// What runs on `p` ranks: the user's strategy (checked) or the algorithm's schedule.
-    fn schedule(&self, p: usize) -> Result<Schedule, GemmError> {
-        match &self.strategy {
-            Some(s) => {
-                check_strategy(s, self.shape(), p, &self.options())?;
-                Ok(Schedule::Strategy(s.clone()))
-            }
-            None => Ok(self.algorithm.schedule(self.shape(), p, &self.options())?),
+        if let Some(s) = &self.strategy {
+            options = options.with_strategy(s.clone());
         }
-    }
-
-    fn algorithm_name(&self) -> String {
-        if self.strategy.is_some() {
-            "custom".into()
-        } else {
-            self.algorithm.to_string()
-        }
+        options
     }
 }
 
-/// What `plan` prints and `gemm` reports besides measurements.
+/// What `plan` prints and `gemm` reports besides measurements: the plan and its model.
 struct Planned {
-    strategy: Schedule,
+    plan: GemmPlan,
     model_words: u64,
     model_received_max: u64,
     lower_bound_words: f64,
     memory_words_max: u64,
 }
 
+impl Planned {
+    /// `custom` for the user's strategy, else the algorithm.
+    fn algorithm_name(&self) -> String {
+        self.plan
+            .algorithm()
+            .map_or_else(|| "custom".into(), |a| a.to_string())
+    }
+}
+
 fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
-    let strategy = args.schedule(p)?;
     let shape = args.shape();
-    let cost = strategy.cost(shape, p);
+    let plan = GemmPlan::new(shape, (args.op_a, args.op_b), p, &args.options())?;
+    let cost = plan.cost_summary();
     let lower_bound_words =
-        parallel_lower_bound(shape, strategy.ranks(), args.memory.map(|m| m as f64));
+        parallel_lower_bound(shape, plan.ranks(), args.memory.map(|m| m as f64));
     Ok(Planned {
-        strategy,
         model_words: cost.words_sent_max,
         model_received_max: cost.words_received_max,
         lower_bound_words,
         memory_words_max: cost.memory_words_max,
+        plan,
     })
 }
 
@@ -154,19 +152,18 @@ struct RankReport {
     residual: Option<f64>,
 }
 
-fn layouts(args: &GemmArgs, strategy: &Schedule, p: usize) -> Result<[AnyLayout; 3], GemmError> {
-    let (m, n, k) = (args.m, args.n, args.k);
-    let a_shape = args.op_a.apply_shape((m, k));
-    let b_shape = args.op_b.apply_shape((k, n));
+fn layouts(args: &GemmArgs, plan: &GemmPlan) -> Result<[AnyLayout; 3], GemmError> {
+    let [a_shape, b_shape, c_shape] = plan.stored_shapes();
     Ok(match args.layout {
-        LayoutKind::Native => {
-            let [a, b, c] = strategy.native_layouts(args.shape(), (args.op_a, args.op_b), p)?;
-            [a.into(), b.into(), c.into()]
-        }
+        LayoutKind::Native => plan.native_layouts()?.map(AnyLayout::from),
         LayoutKind::BlockCyclic => {
-            let (pr, pc) = square_grid(p);
+            let (pr, pc) = square_grid(plan.nranks());
             let bc = |(r, c): (usize, usize)| BlockCyclic::new(r, c, 64, 64, pr, pc);
-            [bc(a_shape)?.into(), bc(b_shape)?.into(), bc((m, n))?.into()]
+            [
+                bc(a_shape)?.into(),
+                bc(b_shape)?.into(),
+                bc(c_shape)?.into(),
+            ]
         }
     })
 }
@@ -175,10 +172,9 @@ fn layouts(args: &GemmArgs, strategy: &Schedule, p: usize) -> Result<[AnyLayout;
 fn run_rank<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &GemmArgs,
-    strategy: &Schedule,
+    plan: &GemmPlan,
 ) -> Result<RankReport, Error> {
-    let p = comm.size();
-    let [la, lb, lc] = layouts(args, strategy, p)?;
+    let [la, lb, lc] = layouts(args, plan)?;
     let a = OwnedDistMatrix::random(comm, la, SEED_A)?;
     let b = OwnedDistMatrix::random(comm, lb, SEED_B)?;
     let c0 = |i, j| random::uniform::<T>(i, j, SEED_C);
@@ -199,9 +195,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
         comm.barrier()?;
         comm.reset_stats();
         let start = Instant::now();
-        multiply(
-            comm, alpha, &a, args.op_a, &b, args.op_b, beta, &mut c, strategy, par,
-        )?;
+        gemm_with(comm, plan, alpha, &a, &b, beta, &mut c, par)?;
         // The multiplication's own traffic only (not the timing reduction below).
         stats = comm.stats();
         comm.barrier()?;
@@ -239,12 +233,12 @@ fn residual<T: KernelScalar, C: Communicator>(
 
 /// Prints the plan fields (`plan gemm`).
 fn print_plan(args: &GemmArgs, p: usize, planned: &Planned) {
-    let s = &planned.strategy;
+    let s = planned.plan.schedule();
     if args.json {
         let line = json!({
             "op": "gemm", "m": args.m, "n": args.n, "k": args.k, "ranks": p,
             "ranks_used": s.ranks(), "type": args.ty.name(),
-            "algorithm": args.algorithm_name(), "strategy": s.to_string(),
+            "algorithm": planned.algorithm_name(), "strategy": s.to_string(),
             "grid": s.grid(), "model_words": planned.model_words,
             "model_received_max": planned.model_received_max,
             "lower_bound_words": planned.lower_bound_words,
@@ -257,7 +251,7 @@ fn print_plan(args: &GemmArgs, p: usize, planned: &Planned) {
             args.m,
             args.n,
             args.k,
-            args.algorithm_name()
+            planned.algorithm_name()
         );
         println!(
             "  strategy          {s}  (grid {:?}, {} ranks used)",
@@ -292,8 +286,9 @@ fn print_run(
     if args.json {
         let line = json!({
             "op": "gemm", "m": args.m, "n": args.n, "k": args.k, "ranks": p,
-            "ranks_used": planned.strategy.ranks(), "type": args.ty.name(),
-            "algorithm": args.algorithm_name(), "strategy": planned.strategy.to_string(),
+            "ranks_used": planned.plan.ranks(), "type": args.ty.name(),
+            "algorithm": planned.algorithm_name(),
+            "strategy": planned.plan.schedule().to_string(),
             "backend": format!("{:?}", args.backend).to_lowercase(),
             "layout": args.layout.name(),
             "op_a": args.op_a.to_string(), "op_b": args.op_b.to_string(),
@@ -316,12 +311,12 @@ fn print_run(
             args.op_b,
             args.backend,
             args.layout.name(),
-            args.algorithm_name()
+            planned.algorithm_name()
         );
         println!(
             "  strategy          {}  (grid {:?})",
-            planned.strategy,
-            planned.strategy.grid()
+            planned.plan.schedule(),
+            planned.plan.schedule().grid()
         );
         println!(
             "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
@@ -353,13 +348,13 @@ fn print_run(
 fn run_typed<C: Communicator>(
     comm: &C,
     args: &GemmArgs,
-    strategy: &Schedule,
+    plan: &GemmPlan,
 ) -> Result<(RankReport, Vec<(u64, u64)>), Error> {
     let report = match args.ty {
-        ScalarType::F32 => run_rank::<f32, C>(comm, args, strategy)?,
-        ScalarType::F64 => run_rank::<f64, C>(comm, args, strategy)?,
-        ScalarType::C32 => run_rank::<c32, C>(comm, args, strategy)?,
-        ScalarType::C64 => run_rank::<c64, C>(comm, args, strategy)?,
+        ScalarType::F32 => run_rank::<f32, C>(comm, args, plan)?,
+        ScalarType::F64 => run_rank::<f64, C>(comm, args, plan)?,
+        ScalarType::C32 => run_rank::<c32, C>(comm, args, plan)?,
+        ScalarType::C64 => run_rank::<c64, C>(comm, args, plan)?,
     };
     let mut all = vec![(0u64, 0u64); comm.size()];
     let mine = [report.words_sent, report.messages_sent];
@@ -417,7 +412,7 @@ pub fn plan_command(args: &GemmArgs) -> Result<bool, String> {
 fn gemm_on<C: Communicator>(comm: &C, args: &GemmArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
-    let (report, all) = run_typed(comm, args, &planned.strategy)?;
+    let (report, all) = run_typed(comm, args, &planned.plan)?;
     if comm.rank() == 0 {
         print_run(args, p, &planned, &all, &report);
     }

@@ -153,6 +153,24 @@ fn bad_requests_exit_with_status_two_and_say_why() {
             "needs at least",
         ),
         (vec!["plan", "gemm", "--strategy", "pm2,xk2"], "xk2"),
+        // A strategy for another shape: k = 2 cannot be cut into 8.
+        (
+            vec![
+                "plan",
+                "gemm",
+                "--m",
+                "64",
+                "--n",
+                "8",
+                "--k",
+                "2",
+                "--ranks",
+                "8",
+                "--strategy",
+                "pk8",
+            ],
+            "another shape",
+        ),
         (vec!["gemm", "--algorithm", "fox"], "cannon"),
     ] {
         let out = redblue(&args);

@@ -2,8 +2,8 @@
 //! are strategies the same executor runs and the same cost model prices; Cannon's shifts have
 //! their own executor and model. [`Schedule`] is what runs, [`multiply`] runs it.
 
-use crate::cannon::{cannon, cannon_grid, cannon_layouts, cannon_rank_cost};
-use crate::fit::{check_strategy, parallel_steps, plan_strategy, PlanError, PlanOptions};
+use crate::cannon::{cannon_grid, cannon_layouts_on, cannon_on, cannon_rank_cost_on};
+use crate::fit::{check_strategy, divisors, parallel_steps, plan_strategy, PlanError, PlanOptions};
 use crate::model::{cosma_rank_cost, CostSummary, RankCost};
 use crate::plan::GemmShape;
 use crate::{cosma, native_layouts, Dim, GemmError, Step, Strategy};
@@ -16,14 +16,18 @@ use std::str::FromStr;
 
 /// A multiplication schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Algorithm {
     /// COSMA: the grid and steps of [`plan_strategy`].
     Cosma,
     /// SUMMA (2D): the most square `p_r × p_c` grid with `p_r·p_c = p`, `k` processed in panels
     /// of about [`SUMMA_PANEL`] columns, each broadcast along grid rows (`A`) and columns (`B`).
+    /// (When `m` or `n` is smaller than the grid's side: the most ranks `p_r·p_c ≤ p` with
+    /// `p_r ≤ m`, `p_c ≤ n`, then the most square.)
     Summa,
     /// 2.5D (Solomonik–Demmel): a `q × q × c` grid with `c ≤ p^(1/3)` replicated layers, each
     /// layer doing a `k/c` slice in `q/c` panel steps, partial `C` summed over the layers.
+    /// (For small dimensions, `q ≤ m, n`, `c ≤ k` and at most `⌈k/c⌉` panels.)
     TwoAndHalfD,
     /// Cannon: the largest `q × q` grid, skewed blocks shifted `q − 1` times.
     Cannon,
@@ -41,7 +45,8 @@ impl Algorithm {
         Algorithm::Cannon,
     ];
 
-    /// What this algorithm runs for `shape` on at most `p` ranks.
+    /// What this algorithm runs for `shape` on at most `p` ranks. No schedule cuts a dimension
+    /// into more parts than it has ([`check_parts`](crate::check_parts)).
     ///
     /// # Errors
     /// As [`plan_strategy`] for COSMA; for the baselines, [`PlanError::InvalidOptions`] for
@@ -62,7 +67,7 @@ impl Algorithm {
             Algorithm::Cannon => {
                 let q = cannon_grid(p);
                 if let Some(limit) = options.memory_words {
-                    let needed = cannon_rank_cost(shape, p, q * q - 1).memory_words;
+                    let needed = cannon_rank_cost_on(shape, q, q * q - 1).memory_words;
                     if needed > limit {
                         return Err(PlanError::NotEnoughMemory {
                             needed,
@@ -73,16 +78,13 @@ impl Algorithm {
                 return Ok(Schedule::Cannon { q });
             }
             Algorithm::Summa => {
-                let pr = (1..=p)
-                    .rev()
-                    .find(|&d| p.is_multiple_of(d) && d * d <= p)
-                    .unwrap_or(1);
+                let [pr, pc] = summa_grid(shape, p);
                 let panels = shape.k.div_ceil(SUMMA_PANEL).max(1);
-                with_panels(shape, [pr, p / pr, 1], panels)
+                with_panels(shape, [pr, pc, 1], panels)
             }
             Algorithm::TwoAndHalfD => {
-                let (q, c) = two_and_half_d_grid(p);
-                with_panels(shape, [q, q, c], (q / c).max(1))
+                let (q, c, panels) = two_and_half_d_fitted(shape, p);
+                with_panels(shape, [q, q, c], panels)
             }
         };
         check_strategy(&strategy, shape, p, options)?;
@@ -119,12 +121,16 @@ impl Schedule {
         }
     }
 
-    /// What `rank` of a `p`-rank run moves and holds, in the native layouts.
+    /// What `rank` of a `p`-rank run moves and holds, in the native layouts
+    /// ([`Schedule::native_layouts`]), for `alpha ≠ 0`: ranks beyond the schedule's move and
+    /// hold nothing.
     pub fn rank_cost(&self, shape: GemmShape, p: usize, rank: usize) -> RankCost {
         match self {
-            Schedule::Strategy(s) if rank < s.ranks() => cosma_rank_cost(s, shape, rank),
-            Schedule::Strategy(_) => RankCost::default(),
-            Schedule::Cannon { .. } => cannon_rank_cost(shape, p, rank),
+            Schedule::Strategy(s) if rank < s.ranks() && rank < p => {
+                cosma_rank_cost(s, shape, rank)
+            }
+            Schedule::Cannon { q } if rank < p => cannon_rank_cost_on(shape, *q, rank),
+            _ => RankCost::default(),
         }
     }
 
@@ -137,7 +143,7 @@ impl Schedule {
     /// [`Schedule::rank_cost`].
     ///
     /// # Errors
-    /// As [`native_layouts`] / [`cannon_layouts`].
+    /// As [`native_layouts`] / [`cannon_layouts`](crate::cannon_layouts).
     pub fn native_layouts(
         &self,
         shape: GemmShape,
@@ -146,7 +152,7 @@ impl Schedule {
     ) -> Result<[GridLayout; 3], DistError> {
         match self {
             Schedule::Strategy(s) => native_layouts(s, shape, ops, nranks),
-            Schedule::Cannon { .. } => cannon_layouts(shape, ops, nranks),
+            Schedule::Cannon { q } => cannon_layouts_on(shape, ops, *q, nranks),
         }
     }
 }
@@ -161,11 +167,49 @@ impl fmt::Display for Schedule {
 }
 
 /// `C = alpha·op(A)·op(B) + beta·C` with `schedule` ([`cosma`] for strategies, Cannon's
-/// shifts otherwise), for matrices in any layouts.
+/// shifts otherwise), for matrices in any layouts; the local products on `par` threads per
+/// rank.
+///
+/// A [`Schedule`] does not say which shape it was planned for, so `multiply` checks what it
+/// can cheaply: that the schedule's ranks fit the communicator, and that a strategy cuts no
+/// dimension into more parts than the planners ever do for these operands
+/// ([`check_parts`](crate::check_parts)) — a strategy planned for another shape (say `m` and
+/// `k` swapped) is refused when a dimension it splits is now too short for it. Otherwise such a
+/// strategy still computes the right product, at the cost of the shape it was planned for. To
+/// have the shape, the ops and the ranks checked, plan with [`GemmPlan`](crate::GemmPlan) and
+/// run with [`gemm_with`](crate::gemm_with).
 ///
 /// # Collective
+/// Every rank passes the same layouts, ops, scalars and schedule.
+///
 /// # Errors
-/// As [`cosma`].
+/// The same on every rank: as [`cosma`] (which includes [`PlanError::TooManyParts`]); for
+/// `Schedule::Cannon { q }`, [`PlanError::TooManyRanks`] if `q² > comm.size()` and
+/// [`PlanError::InvalidOptions`] for `q = 0`.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Op;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+/// use redblue_gemm::{multiply, Algorithm, GemmShape, PlanOptions};
+/// use redblue_kernels::Par;
+///
+/// let shape = GemmShape::new(40, 30, 50);
+/// let schedule = Algorithm::Cosma.schedule(shape, 4, &PlanOptions::default()).unwrap();
+/// let traces = run_ranks(4, |comm| {
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(40, 50, 8, 8, 2, 2).unwrap(), 1).unwrap();
+///     let b = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(50, 30, 8, 8, 2, 2).unwrap(), 2).unwrap();
+///     let mut c = OwnedDistMatrix::zeros(&comm, BlockCyclic::new(40, 30, 8, 8, 2, 2).unwrap()).unwrap();
+///     multiply(&comm, 1.0, &a, Op::NoTrans, &b, Op::NoTrans, 0.0, &mut c, &schedule, Par::Seq).unwrap();
+///     // A strategy no planner gives for these operands (k = 50 cut into 4 parts of 16
+///     // sequential parts each) is refused, on every rank.
+///     let wrong = "pk4,sk16".parse().map(redblue_gemm::Schedule::Strategy).unwrap();
+///     let refused = multiply(&comm, 1.0, &a, Op::NoTrans, &b, Op::NoTrans, 0.0, &mut c, &wrong, Par::Seq);
+///     refused.is_err()
+/// });
+/// assert_eq!(traces, vec![true; 4]);
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn multiply<T, C, A, B, M>(
     comm: &C,
@@ -188,16 +232,54 @@ where
 {
     match schedule {
         Schedule::Strategy(s) => cosma(comm, alpha, a, op_a, b, op_b, beta, c, s, par),
-        Schedule::Cannon { q } => {
-            if *q != cannon_grid(comm.size()) {
-                return Err(GemmError::Plan(PlanError::InvalidOptions(format!(
-                    "a cannon {q}x{q} schedule on {} ranks: plan it for this communicator",
-                    comm.size()
-                ))));
-            }
-            cannon(comm, alpha, a, op_a, b, op_b, beta, c, par)
+        Schedule::Cannon { q: 0 } => Err(GemmError::Plan(PlanError::InvalidOptions(
+            "a Cannon grid of side 0".into(),
+        ))),
+        Schedule::Cannon { q } if q.saturating_mul(*q) > comm.size() => {
+            Err(GemmError::Plan(PlanError::TooManyRanks {
+                strategy: q.saturating_mul(*q),
+                available: comm.size(),
+            }))
         }
+        Schedule::Cannon { q } => cannon_on(comm, *q, alpha, a, op_a, b, op_b, beta, c, par),
     }
+}
+
+/// SUMMA's `p_r × p_c` grid for `shape` on at most `p` ranks: the most ranks with `p_r ≤ m`
+/// and `p_c ≤ n` (each at least 1), then the most square, `p_r ≤ p_c` on ties — the most
+/// square `p_r × p_c = p` whenever `m` and `n` allow it.
+fn summa_grid(shape: GemmShape, p: usize) -> [usize; 2] {
+    let (cap_m, cap_n) = (shape.m.max(1), shape.n.max(1));
+    let start = p.min(cap_m.saturating_mul(cap_n));
+    (1..=start)
+        .rev()
+        .find_map(|used| {
+            divisors(used)
+                .into_iter()
+                .filter(|&pr| pr <= cap_m && used / pr <= cap_n)
+                .min_by_key(|&pr| pr.abs_diff(used / pr))
+                .map(|pr| [pr, used / pr])
+        })
+        .unwrap_or([1, 1])
+}
+
+/// 2.5D's `(q, c, panels)` for `shape` on at most `p` ranks: [`two_and_half_d_grid`] when the
+/// dimensions allow it; otherwise, over the same layer counts, `q` capped by `m` and `n`, `c`
+/// by `k`, and at most `⌈k/c⌉` panels — the most ranks `q²c`, ties to more layers.
+fn two_and_half_d_fitted(shape: GemmShape, p: usize) -> (usize, usize, usize) {
+    let (cap_side, cap_k) = (shape.m.min(shape.n).max(1), shape.k.max(1));
+    let mut best = (1, 1);
+    let mut c = 1;
+    while c * c * c <= p && c <= cap_k {
+        let q = (p / c).isqrt().min(cap_side);
+        if q * q * c >= best.0 * best.0 * best.1 {
+            best = (q, c);
+        }
+        c += 1;
+    }
+    let (q, c) = best;
+    let panels = (q / c).max(1).min(shape.k.div_ceil(c).max(1));
+    (q, c, panels)
 }
 
 /// The `q × q × c` grid of 2.5D on at most `p` ranks: the most ranks `q²·c` with
@@ -281,6 +363,36 @@ mod tests {
             assert_eq!(a.to_string().parse::<Algorithm>(), Ok(a));
         }
         assert!("fox".parse::<Algorithm>().unwrap_err().contains("cosma"));
+    }
+
+    #[test]
+    fn no_schedule_cuts_a_dimension_into_more_parts_than_it_has() {
+        let o = PlanOptions::default();
+        for p in 1..=40 {
+            for (m, n, k) in [
+                (1, 1, 1),
+                (1, 50, 3),
+                (2, 3, 700),
+                (7, 2, 2),
+                (0, 4, 9),
+                (5, 5, 0),
+            ] {
+                let shape = GemmShape::new(m, n, k);
+                for a in Algorithm::ALL {
+                    let schedule = a.schedule(shape, p, &o).unwrap();
+                    assert!(schedule.ranks() <= p, "{a} {shape:?} p={p}: {schedule}");
+                    if let Schedule::Strategy(s) = &schedule {
+                        crate::check_parts(s, shape).unwrap();
+                    }
+                }
+            }
+        }
+        // SUMMA with one row of C: all ranks along n.
+        let s = strategy(Algorithm::Summa, GemmShape::new(1, 64, 64), 12);
+        assert_eq!(s.grid(), [1, 12, 1]);
+        // 2.5D with a short k: fewer layers.
+        let s = strategy(Algorithm::TwoAndHalfD, GemmShape::new(64, 64, 1), 32);
+        assert_eq!((s.grid(), s.sequential_parts()), ([5, 5, 1], [1, 1, 1]));
     }
 
     #[test]

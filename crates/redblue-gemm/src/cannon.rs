@@ -36,13 +36,27 @@ fn blk(len: usize, q: usize, t: usize) -> Range<usize> {
 /// [`DistError::InvalidLayout`] for `nranks = 0`.
 pub fn cannon_layouts(
     shape: GemmShape,
-    (op_a, op_b): (Op, Op),
+    ops: (Op, Op),
     nranks: usize,
 ) -> Result<[GridLayout; 3], DistError> {
     if nranks == 0 {
         return Err(DistError::InvalidLayout("no ranks".into()));
     }
-    let q = cannon_grid(nranks);
+    cannon_layouts_on(shape, ops, cannon_grid(nranks), nranks)
+}
+
+/// [`cannon_layouts`] for a `q × q` grid on `nranks ≥ q²` ranks.
+pub(crate) fn cannon_layouts_on(
+    shape: GemmShape,
+    (op_a, op_b): (Op, Op),
+    q: usize,
+    nranks: usize,
+) -> Result<[GridLayout; 3], DistError> {
+    if q == 0 || q.saturating_mul(q) > nranks {
+        return Err(DistError::InvalidLayout(format!(
+            "a {q}×{q} Cannon grid on {nranks} ranks"
+        )));
+    }
     let (m, n, k) = (shape.m, shape.n, shape.k);
     let mut pa: Vec<Piece> = Vec::new();
     let mut pb: Vec<Piece> = Vec::new();
@@ -73,27 +87,40 @@ pub fn cannon_layouts(
 
 /// What `rank` moves and holds running Cannon on `p` ranks in the native layouts.
 pub fn cannon_rank_cost(shape: GemmShape, p: usize, rank: usize) -> RankCost {
-    let q = cannon_grid(p);
+    cannon_rank_cost_on(shape, cannon_grid(p), rank)
+}
+
+/// [`cannon_rank_cost`] on a `q × q` grid (`q ≥ 1`).
+pub(crate) fn cannon_rank_cost_on(shape: GemmShape, q: usize, rank: usize) -> RankCost {
     let mut cost = RankCost::default();
-    if rank >= q * q || shape.k == 0 || shape.m == 0 || shape.n == 0 {
+    if rank >= q * q {
         return cost;
     }
     let (i, j) = (rank / q, rank % q);
     let (m, n, k) = (shape.m, shape.n, shape.k);
     let (rows, cols) = (blk(m, q, i).len() as u64, blk(n, q, j).len() as u64);
     let inner = |l: usize| blk(k, q, l % q).len() as u64;
+    let own = rows * inner(j) + inner(i) * cols + rows * cols;
+    if m == 0 || n == 0 || k == 0 {
+        // C = beta·C on each owner (or nothing): nothing moves, no buffers.
+        cost.memory_words = own;
+        return cost;
+    }
     // The skew: A block (i, (i+j) mod q) comes from rank (i, (i+j) mod q) unless i = 0; my own
-    // block (i, j) goes to rank (i, (j − i) mod q). Likewise B with the roles of i and j.
+    // block (i, j) goes to rank (i, (j − i) mod q). Likewise B with the roles of i and j. Only
+    // non-empty pieces are sent.
     if i != 0 {
         let (get, give) = (rows * inner(i + j), rows * inner(j));
         cost.words_received += get;
         cost.words_sent += give;
+        cost.messages_received += u64::from(get > 0);
         cost.messages_sent += u64::from(give > 0);
     }
     if j != 0 {
         let (get, give) = (inner(i + j) * cols, inner(i) * cols);
         cost.words_received += get;
         cost.words_sent += give;
+        cost.messages_received += u64::from(get > 0);
         cost.messages_sent += u64::from(give > 0);
     }
     // q − 1 shifts: send the current block, receive the next; one message each way per shift
@@ -102,10 +129,10 @@ pub fn cannon_rank_cost(shape: GemmShape, p: usize, rank: usize) -> RankCost {
         cost.words_sent += rows * inner(i + j + t) + inner(i + j + t) * cols;
         cost.words_received += rows * inner(i + j + t + 1) + inner(i + j + t + 1) * cols;
         cost.messages_sent += 2;
+        cost.messages_received += 2;
     }
     let max_inner = blk(k, q, q - 1).len() as u64;
-    cost.memory_words =
-        rows * inner(j) + inner(i) * cols + rows * cols + 2 * (rows + cols) * max_inner;
+    cost.memory_words = own + 2 * (rows + cols) * max_inner;
     cost
 }
 
@@ -135,6 +162,41 @@ where
     B: DistMatrix<T> + ?Sized,
     M: DistMatrixMut<T> + ?Sized,
 {
+    cannon_on(
+        comm,
+        cannon_grid(comm.size()),
+        alpha,
+        a,
+        op_a,
+        b,
+        op_b,
+        beta,
+        c,
+        par,
+    )
+}
+
+/// [`cannon`] on a `q × q` grid, `1 ≤ q` and `q² ≤ comm.size()` (the caller checks).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cannon_on<T, C, A, B, M>(
+    comm: &C,
+    q: usize,
+    alpha: T,
+    a: &A,
+    op_a: Op,
+    b: &B,
+    op_b: Op,
+    beta: T,
+    c: &mut M,
+    par: Par,
+) -> Result<(), GemmError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrix<T> + ?Sized,
+    M: DistMatrixMut<T> + ?Sized,
+{
     let shape = check_inputs(comm.size(), a, op_a, b, op_b, &*c)?;
     if shape.m == 0 || shape.n == 0 {
         return Ok(());
@@ -145,7 +207,6 @@ where
         return Ok(());
     }
     let (me, p) = (comm.rank(), comm.size());
-    let q = cannon_grid(p);
     let coords = |r: usize| (r < q * q).then(|| (r / q, r % q));
     let empty = || (0..0, 0..0);
     let a_needs: Vec<Rect> = (0..p)

@@ -101,7 +101,9 @@ pub(crate) fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
 ///
 /// # Errors
 /// The same on every rank: [`GemmError::InnerDimensions`] or a `C` of the wrong shape,
-/// [`GemmError::Plan`] if the strategy needs more ranks than `comm` has,
+/// [`GemmError::Plan`] if the strategy needs more ranks than `comm` has or cuts a dimension
+/// into more parts than the planners ever do for this shape ([`check_parts`](crate::check_parts):
+/// a strategy planned for another shape),
 /// [`GemmError::Dist`] if a layout spreads over more ranks than `comm`; a communication failure.
 #[allow(clippy::too_many_arguments)]
 pub fn cosma<T, C, A, B, M>(

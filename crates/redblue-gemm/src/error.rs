@@ -2,6 +2,7 @@
 
 use crate::PlanError;
 use redblue_comm::CommError;
+use redblue_core::Op;
 use redblue_dist::DistError;
 use redblue_kernels::KernelError;
 use std::fmt;
@@ -18,8 +19,27 @@ pub enum GemmError {
         /// Shape of `op(B)`.
         op_b: (usize, usize),
     },
-    /// No strategy fits, or the given one cannot run (ranks, memory).
+    /// No strategy fits, or the given one cannot run (ranks, memory, too many parts).
     Plan(PlanError),
+    /// The operands given to [`gemm_with`](crate::gemm_with) are not those its
+    /// [`GemmPlan`](crate::GemmPlan) was made for: other shapes, or other ops (the ops come
+    /// from the plan, so operands meant for other ops have other stored shapes).
+    PlanMismatch {
+        /// Stored shapes of `A`, `B`, `C` the plan is for.
+        planned: [(usize, usize); 3],
+        /// Stored shapes of the `A`, `B`, `C` given.
+        given: [(usize, usize); 3],
+        /// The plan's `op(A)`, `op(B)`.
+        ops: (Op, Op),
+    },
+    /// The plan given to [`gemm_with`](crate::gemm_with) is for more ranks than the
+    /// communicator has.
+    PlanRanks {
+        /// Ranks the plan is for ([`GemmPlan::nranks`](crate::GemmPlan::nranks)).
+        planned: usize,
+        /// Ranks of the communicator.
+        comm_size: usize,
+    },
     /// A layout or shape problem (`C` of the wrong shape, a layout larger than the
     /// communicator).
     Dist(DistError),
@@ -38,6 +58,32 @@ impl fmt::Display for GemmError {
                 op_a.0, op_a.1, op_b.0, op_b.1
             ),
             GemmError::Plan(e) => write!(f, "{e}"),
+            GemmError::PlanMismatch {
+                planned,
+                given,
+                ops,
+            } => {
+                let shapes = |s: &[(usize, usize); 3]| {
+                    format!(
+                        "A {}×{}, B {}×{}, C {}×{}",
+                        s[0].0, s[0].1, s[1].0, s[1].1, s[2].0, s[2].1
+                    )
+                };
+                write!(
+                    f,
+                    "the plan is for {} (op(A) = {}, op(B) = {}), but the operands are {}: \
+                     plan for these operands",
+                    shapes(planned),
+                    ops.0,
+                    ops.1,
+                    shapes(given)
+                )
+            }
+            GemmError::PlanRanks { planned, comm_size } => write!(
+                f,
+                "the plan is for {planned} ranks, but the communicator has {comm_size}: \
+                 plan for this communicator"
+            ),
             GemmError::Dist(e) => write!(f, "{e}"),
             GemmError::Kernel(e) => write!(f, "local kernel: {e}"),
             GemmError::Comm(e) => write!(f, "communication: {e}"),

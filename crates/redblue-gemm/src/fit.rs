@@ -6,7 +6,9 @@ use crate::plan::GemmShape;
 use crate::{Dim, Step, Strategy};
 use std::fmt;
 
-/// What the planner may use.
+/// What [`plan_strategy`] may use: the memory and idle-fraction fields of
+/// [`GemmOptions`](crate::GemmOptions), whose names and units are the same (the options of the
+/// plan convention, [`GemmPlan`](crate::GemmPlan), are those).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlanOptions {
     /// Words (matrix elements) each rank may hold; `None` = unlimited.
@@ -27,6 +29,7 @@ impl Default for PlanOptions {
 
 /// Why no strategy could be chosen or a given one cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PlanError {
     /// No strategy fits the memory limit: the least any grid needs, per rank.
     NotEnoughMemory {
@@ -41,6 +44,19 @@ pub enum PlanError {
         strategy: usize,
         /// Ranks available.
         available: usize,
+    },
+    /// A strategy cuts a dimension into more parts than the planner ever does for this shape:
+    /// more parallel parts than the dimension has elements, or more sequential parts than a
+    /// rank's share of it has (a strategy planned for another shape, say).
+    TooManyParts {
+        /// The dimension.
+        dim: Dim,
+        /// Its parallel parts (the process grid's extent along it).
+        parallel: usize,
+        /// Its sequential parts.
+        sequential: usize,
+        /// Its length in the shape given.
+        len: usize,
     },
     /// Zero ranks, or an idle fraction outside `[0, 1)`.
     InvalidOptions(String),
@@ -61,6 +77,21 @@ impl fmt::Display for PlanError {
                 f,
                 "the strategy uses {strategy} ranks, but only {available} are available"
             ),
+            PlanError::TooManyParts {
+                dim,
+                parallel,
+                sequential,
+                len,
+            } => {
+                write!(f, "the strategy cuts {dim} into {parallel} parallel part")?;
+                if *parallel != 1 {
+                    f.write_str("s")?;
+                }
+                if *sequential > 1 {
+                    write!(f, " of {sequential} sequential parts each")?;
+                }
+                write!(f, ", but {dim} = {len}: was it planned for another shape?")
+            }
             PlanError::InvalidOptions(why) => write!(f, "invalid plan options: {why}"),
         }
     }
@@ -78,7 +109,7 @@ fn grid_score(shape: GemmShape, [pm, pn, pk]: [usize; 3]) -> f64 {
 }
 
 /// The divisors of `x`, ascending.
-fn divisors(x: usize) -> Vec<usize> {
+pub(crate) fn divisors(x: usize) -> Vec<usize> {
     let mut small = Vec::new();
     let mut large = Vec::new();
     let mut d = 1;
@@ -286,11 +317,12 @@ pub fn plan_strategy(
     Ok(with_sequential_k(shape, grid, s))
 }
 
-/// Checks a user's strategy against the ranks and the memory limit.
+/// Checks a user's strategy against the ranks, the shape ([`check_parts`]) and the memory
+/// limit.
 ///
 /// # Errors
-/// [`PlanError::TooManyRanks`] if it needs more than `p` ranks; [`PlanError::NotEnoughMemory`]
-/// if some rank would hold more than the limit.
+/// [`PlanError::TooManyRanks`] if it needs more than `p` ranks; [`PlanError::TooManyParts`] as
+/// [`check_parts`]; [`PlanError::NotEnoughMemory`] if some rank would hold more than the limit.
 pub fn check_strategy(
     strategy: &Strategy,
     shape: GemmShape,
@@ -303,12 +335,40 @@ pub fn check_strategy(
             available: p,
         });
     }
+    check_parts(strategy, shape)?;
     if let Some(limit) = options.memory_words {
         let needed = cosma_cost(strategy, shape).memory_words_max;
         if needed > limit {
             return Err(PlanError::NotEnoughMemory {
                 needed,
                 available: limit,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `strategy` cuts no dimension of `shape` into more parts than the planners
+/// ([`plan_strategy`], [`Algorithm::schedule`](crate::Algorithm::schedule)) ever do: along each
+/// dimension of length `len` (taken as 1 when 0), at most `len` parallel parts, and at most
+/// `⌈len / parallel⌉` sequential parts (a rank's largest share). Such a strategy would still
+/// compute the right product (its extra parts are empty), but it cannot have been planned for
+/// this shape: typically a strategy planned for another one (`m` and `k` swapped).
+///
+/// # Errors
+/// [`PlanError::TooManyParts`] naming the first such dimension (`m`, `n`, `k` in order).
+pub fn check_parts(strategy: &Strategy, shape: GemmShape) -> Result<(), PlanError> {
+    let (grid, sequential) = (strategy.grid(), strategy.sequential_parts());
+    for dim in Dim::ALL {
+        let d = dim.index();
+        let len = shape.dims()[d];
+        let most = len.max(1);
+        if grid[d] > most || sequential[d] > len.div_ceil(grid[d]).max(1) {
+            return Err(PlanError::TooManyParts {
+                dim,
+                parallel: grid[d],
+                sequential: sequential[d],
+                len,
             });
         }
     }
@@ -416,6 +476,43 @@ mod tests {
             Err(PlanError::NotEnoughMemory { available: 10, .. })
         ));
         assert!(plan_strategy(shape, 0, &PlanOptions::default()).is_err());
+    }
+
+    #[test]
+    fn planned_strategies_fit_their_shape_and_swapped_ones_may_not() {
+        for (m, n, k) in [(1, 1, 1), (2, 8, 64), (3, 700, 2), (0, 5, 9), (40, 40, 40)] {
+            let shape = GemmShape::new(m, n, k);
+            for p in 1..=30 {
+                check_parts(&plan(m, n, k, p), shape).unwrap();
+            }
+            // Under a memory limit too (sequential k parts at most a rank's share of k).
+            let free = cosma_cost(&plan(m, n, k, 6), shape).memory_words_max;
+            let tight = PlanOptions {
+                memory_words: Some(free * 3 / 4),
+                ..Default::default()
+            };
+            if let Ok(s) = plan_strategy(shape, 6, &tight) {
+                check_parts(&s, shape).unwrap();
+            }
+        }
+        // Planned for 2 × 8 × 64 (k cut in 8), used for m and k swapped.
+        let s = plan(2, 8, 64, 8);
+        assert_eq!(
+            check_parts(&s, GemmShape::new(64, 8, 2)),
+            Err(PlanError::TooManyParts {
+                dim: Dim::K,
+                parallel: 8,
+                sequential: 1,
+                len: 2
+            })
+        );
+        let s: Strategy = "pk2,sk3".parse().unwrap();
+        assert!(check_parts(&s, GemmShape::new(9, 9, 5)).is_ok());
+        assert!(matches!(
+            check_parts(&s, GemmShape::new(9, 9, 4)),
+            Err(PlanError::TooManyParts { sequential: 3, .. })
+        ));
+        assert!(check_strategy(&s, GemmShape::new(9, 9, 4), 2, &PlanOptions::default()).is_err());
     }
 
     #[test]

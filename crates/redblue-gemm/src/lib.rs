@@ -1,7 +1,13 @@
 //! COSMA: communication-optimal distributed matrix multiplication `C = alpha·op(A)·op(B) +
 //! beta·C` for redblue, with the baselines it is compared with and its cost model.
 //!
-//! This first part is the planning layer, pure functions of the problem: the splitting
+//! The plan convention of redblue's algorithm crates: [`GemmPlan::new`] turns the shape, the
+//! ops, the ranks and the [`GemmOptions`] into a plan that tells the native layouts, every
+//! rank's exact words and messages and the memory it needs, before anything is allocated;
+//! [`gemm_with`] runs it (communicator, plan, data, `Par`), checking first that the operands
+//! are those it was planned for. [`multiply`] runs a bare [`Schedule`].
+//!
+//! Underneath is the planning layer, pure functions of the problem: the splitting
 //! [`Strategy`] (printable and parseable, `pm2,sk2,pn2`), what each rank computes under it
 //! ([`rank_domains`], [`grid_coords`]), the words each rank moves and the memory it needs
 //! ([`cosma_cost`]), the choice of a strategy ([`plan_strategy`]: grid fitting with idle
@@ -14,6 +20,7 @@ mod cosma;
 mod error;
 mod exchange;
 mod fit;
+mod gemm_plan;
 mod model;
 mod plan;
 mod strategy;
@@ -22,7 +29,10 @@ pub use algorithm::{multiply, two_and_half_d_grid, Algorithm, Schedule, SUMMA_PA
 pub use cannon::{cannon, cannon_grid, cannon_layouts, cannon_rank_cost};
 pub use cosma::{cosma, native_layouts};
 pub use error::GemmError;
-pub use fit::{check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions};
+pub use fit::{
+    check_parts, check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions,
+};
+pub use gemm_plan::{gemm_with, GemmOptions, GemmPlan};
 pub use model::{
     cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
     CostSummary, RankCost,

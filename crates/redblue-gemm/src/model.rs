@@ -25,18 +25,22 @@
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::Strategy;
 
-/// What one rank moves and holds under a plan (words are matrix elements).
+/// What one rank moves and holds under a plan (words are matrix elements), in the native
+/// layouts, for `alpha ≠ 0` (with `alpha = 0` nothing moves).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RankCost {
     /// Elements sent to other ranks.
     pub words_sent: u64,
     /// Elements received from other ranks.
     pub words_received: u64,
-    /// Non-empty messages sent.
+    /// Messages sent: non-empty transfers of the exchanges, and every point-to-point send.
     pub messages_sent: u64,
+    /// Messages received, counted as `messages_sent` is.
+    pub messages_received: u64,
     /// Elements held at the peak: its parts of `A`, `B`, `C`, plus one multiplication's
     /// `op(A)` and `op(B)` blocks and the partial `C` blocks alive then (a block lives from
-    /// its first update to its reduction after the last).
+    /// its first update to its reduction after the last). An empty product (`m`, `n` or `k`
+    /// zero) holds its parts only.
     pub memory_words: u64,
 }
 
@@ -65,7 +69,19 @@ fn own_inner(domain: &Domain, sharers: usize, index: usize) -> usize {
     part(domain.inner.clone(), sharers, index).len()
 }
 
+/// How many of the `d` parts of a range of `len` elements other than part `index` are not
+/// empty: [`part`] leaves exactly `min(len, d)` of them non-empty.
+fn other_nonempty_parts(len: usize, d: usize, index: usize) -> u64 {
+    let mine = u64::from(!part(0..len, d, index).is_empty());
+    len.min(d) as u64 - mine
+}
+
 /// The cost of `rank` under `strategy` on `shape` (see the module documentation).
+///
+/// Messages: a rank sends its part of a shared block to every other sharer when the part is
+/// not empty, and receives one message from every other sharer whose part is not empty; the
+/// reduction sends the partial `C` block's piece to every other owner of a non-empty piece
+/// and receives one from each of the `p_k − 1` others when its own piece is not empty.
 ///
 /// # Panics
 /// If `rank ≥ strategy.ranks()`.
@@ -74,10 +90,6 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
     let (_, [cm, cn, ck]) = grid_coords(strategy, rank);
     let domains = rank_domains(strategy, shape, rank);
     let mut cost = RankCost::default();
-    if shape.k == 0 {
-        // C = beta·C on each owner: nothing moves.
-        return cost;
-    }
     let mut own = 0u64;
     let mut peak = 0u64;
     let mut c_blocks: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
@@ -100,6 +112,10 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
         cost.words_sent += own_a * (pn as u64 - 1) + own_b * (pm as u64 - 1);
         cost.messages_sent +=
             u64::from(own_a > 0) * (pn as u64 - 1) + u64::from(own_b > 0) * (pm as u64 - 1);
+        let inner = d.inner.len();
+        cost.messages_received += u64::from(!d.rows.is_empty())
+            * other_nonempty_parts(inner, pn, cn)
+            + u64::from(!d.cols.is_empty()) * other_nonempty_parts(inner, pm, cm);
         own += own_a + own_b;
         if !c_blocks.contains(&(d.rows.clone(), d.cols.clone())) {
             c_blocks.push((d.rows.clone(), d.cols.clone()));
@@ -107,12 +123,21 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
             let own_c = (d.rows.len() * part(d.cols.clone(), pk, ck).len()) as u64;
             cost.words_sent += c - own_c;
             cost.words_received += own_c * (pk as u64 - 1);
-            // One message to each other owner with a non-empty part.
-            cost.messages_sent += (0..pk)
-                .filter(|&t| t != ck && d.rows.len() * part(d.cols.clone(), pk, t).len() > 0)
-                .count() as u64;
+            // One message to each other owner with a non-empty part, one from each other
+            // sharer of the block when my part is not empty.
+            if !d.rows.is_empty() {
+                cost.messages_sent += other_nonempty_parts(d.cols.len(), pk, ck);
+            }
+            cost.messages_received += u64::from(own_c > 0) * (pk as u64 - 1);
             own += own_c;
         }
+    }
+    if shape.m == 0 || shape.n == 0 || shape.k == 0 {
+        // C = beta·C on each owner (or nothing at all): nothing moves, no buffers.
+        return RankCost {
+            memory_words: own,
+            ..RankCost::default()
+        };
     }
     cost.memory_words = own + peak;
     cost

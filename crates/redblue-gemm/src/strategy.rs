@@ -33,6 +33,12 @@ impl Dim {
     }
 }
 
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.letter())
+    }
+}
+
 /// Whether a step hands the parts to different ranks or to the same ranks one after another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StepKind {
@@ -167,15 +173,17 @@ impl Strategy {
         self.product(StepKind::Parallel)
     }
 
-    /// The product of the sequential divisors per dimension `[m, n, k]`.
+    /// The product of the sequential divisors per dimension `[m, n, k]` (`usize::MAX` if it
+    /// overflows).
     pub fn sequential_parts(&self) -> [usize; 3] {
         self.product(StepKind::Sequential)
     }
 
     fn product(&self, kind: StepKind) -> [usize; 3] {
-        let mut out = [1; 3];
+        let mut out = [1usize; 3];
         for s in self.steps.iter().filter(|s| s.kind == kind) {
-            out[s.dim.index()] *= s.divisor;
+            // Saturating: sequential divisors are not bounded by `Strategy::new`.
+            out[s.dim.index()] = out[s.dim.index()].saturating_mul(s.divisor);
         }
         out
     }

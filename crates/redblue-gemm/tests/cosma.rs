@@ -299,6 +299,10 @@ fn schedule_measured_equals_model(p: usize, shape: GemmShape, schedule: &redblue
             "{at}: words received"
         );
         assert_eq!(st.messages_sent, model.messages_sent, "{at}: messages");
+        assert_eq!(
+            st.messages_received, model.messages_received,
+            "{at}: messages received"
+        );
     }
 }
 
