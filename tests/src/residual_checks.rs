@@ -40,9 +40,7 @@ pub fn check_lu_residuals<C: Communicator, T: KernelScalar>(comm: &C) {
     let layout = BlockCyclic::new(n, n, 4, 4, 1, p).unwrap();
     let a = OwnedDistMatrix::<T, _>::random(comm, layout, 1).unwrap();
     for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
-        let params = LuParams::default()
-            .with_algorithm(algorithm)
-            .with_block(4);
+        let params = LuParams::default().with_algorithm(algorithm).with_block(4);
         let fac = lu(comm, &a, &params).unwrap();
         let honest = lu_residual(comm, &a, &fac).unwrap();
         assert!((0.0..=1.0).contains(&honest), "{algorithm}: {honest}");

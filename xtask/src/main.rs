@@ -139,9 +139,14 @@ fn system_blas() -> Result<(), String> {
 /// The SVG plots of the book: the crates' `*_plot` examples print the series of their cost
 /// models (pure: no run, no randomness, so the committed files are reproducible) and
 /// [`svg::render`] draws them.
-const PLOTS: [(&str, &str, &str); 2] = [
+const PLOTS: [(&str, &str, &str); 3] = [
     ("redblue-gemm", "words_plot", "book/src/img/gemm-words.svg"),
     ("redblue-lu", "words_plot", "book/src/img/lu-words.svg"),
+    (
+        "redblue-cholesky",
+        "words_plot",
+        "book/src/img/cholesky-words.svg",
+    ),
 ];
 
 fn plot() -> Result<(), String> {
