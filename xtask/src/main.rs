@@ -144,7 +144,7 @@ const PLOTS: [(&str, &str, &str); 3] = [
     ("redblue-lu", "words_plot", "book/src/img/lu-words.svg"),
     (
         "redblue-cholesky",
-        "words_plot",
+        "cholesky_words",
         "book/src/img/cholesky-words.svg",
     ),
 ];

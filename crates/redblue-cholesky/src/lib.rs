@@ -22,4 +22,4 @@ pub use api::{cholesky, cholesky_in_place, cholesky_in_place_with, cholesky_with
 pub use error::CholeskyError;
 pub use model::{cholesky_lower_bound, two_d_cholesky_words};
 pub use plan::{cholesky_plan, CholeskyAlgorithm, CholeskyParams, CholeskyPlan};
-pub use redblue_pipeline::TileGrid;
+pub use redblue_pipeline::{LookAhead, TileGrid};

@@ -8,7 +8,8 @@ use redblue_comm::CommStats;
 use redblue_dist::BlockCyclic;
 use redblue_pipeline::steps::PanelHome;
 use redblue_pipeline::{
-    choose_width, estimated_words, factor_costs, plan_grid, planned_words, Geometry, TileGrid,
+    choose_width, estimated_words, factor_costs, plan_grid, planned_words, Geometry, LookAhead,
+    TileGrid,
 };
 use std::fmt;
 
@@ -73,8 +74,8 @@ pub struct CholeskyParams {
     /// Largest fraction of ranks that may stay idle for a better grid.
     pub max_idle_fraction: f64,
     /// Whether step `t + 1`'s panel is started before the rest of step `t`'s update
-    /// (look-ahead; the same words and messages either way).
-    pub look_ahead: bool,
+    /// ([`LookAhead`]; the same words, messages and factor either way).
+    pub look_ahead: LookAhead,
 }
 
 impl Default for CholeskyParams {
@@ -86,7 +87,7 @@ impl Default for CholeskyParams {
             block: None,
             memory_words: None,
             max_idle_fraction: 0.03,
-            look_ahead: true,
+            look_ahead: LookAhead::Auto,
         }
     }
 }
@@ -128,8 +129,8 @@ impl CholeskyParams {
         self
     }
 
-    /// With or without look-ahead.
-    pub fn with_look_ahead(mut self, look_ahead: bool) -> Self {
+    /// With this look-ahead.
+    pub fn with_look_ahead(mut self, look_ahead: LookAhead) -> Self {
         self.look_ahead = look_ahead;
         self
     }
@@ -183,7 +184,7 @@ pub struct CholeskyPlan {
     /// The tile width `v`.
     pub block: usize,
     /// Whether the next step's panel is started before the rest of the update.
-    pub look_ahead: bool,
+    pub look_ahead: LookAhead,
 }
 
 impl CholeskyPlan {

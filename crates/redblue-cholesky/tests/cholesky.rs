@@ -4,7 +4,7 @@
 
 use redblue_cholesky::{
     cholesky, cholesky_in_place, CholeskyAlgorithm, CholeskyError, CholeskyParams, CholeskyPlan,
-    TileGrid,
+    LookAhead, TileGrid,
 };
 use redblue_comm::{run_ranks, CommStats, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar, Uplo};
@@ -426,7 +426,7 @@ fn look_ahead_and_in_place_move_the_same_words_and_give_the_same_factor() {
         (50, 2, None, CholeskyAlgorithm::Confchox),
         (39, 6, None, CholeskyAlgorithm::TwoD),
     ] {
-        let run = |look_ahead: bool| {
+        let run = |look_ahead: LookAhead| {
             let pr = params(algorithm, grid, 4).with_look_ahead(look_ahead);
             run_ranks(p, |comm| {
                 let plan = CholeskyPlan::new(n, p, &pr).unwrap();
@@ -449,7 +449,7 @@ fn look_ahead_and_in_place_move_the_same_words_and_give_the_same_factor() {
                 (stats, l)
             })
         };
-        let (ahead, in_turn) = (run(true), run(false));
+        let (ahead, in_turn) = (run(LookAhead::On), run(LookAhead::Off));
         for (r, (a, b)) in ahead.iter().zip(&in_turn).enumerate() {
             assert_eq!(a.0, b.0, "rank {r}: n={n} p={p} {algorithm}");
             let same =

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use redblue::check::{cholesky_residual, solve_residual, CHOLESKY_THRESHOLD, LU_THRESHOLD};
 use redblue::cholesky::{
     cholesky_in_place_with, cholesky_lower_bound, cholesky_with, CholeskyAlgorithm, CholeskyParams,
-    CholeskyPlan, TileGrid,
+    CholeskyPlan, LookAhead, TileGrid,
 };
 use redblue::comm::{CommStats, Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, random, RealScalar, Scalar, Uplo};
@@ -101,9 +101,10 @@ pub struct CholeskyArgs {
     /// Threads per rank for the local products.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Finish each step's update before starting the next panel (no look-ahead).
-    #[arg(long)]
-    no_look_ahead: bool,
+    /// Start the next panel before the rest of each step's update: on, off, or auto (on
+    /// unless this process runs more ranks than it has cores).
+    #[arg(long, default_value = "auto")]
+    look_ahead: LookAhead,
 }
 
 impl CholeskyArgs {
@@ -111,7 +112,7 @@ impl CholeskyArgs {
         let mut params = CholeskyParams::default()
             .with_algorithm(self.algorithm)
             .with_max_idle_fraction(self.idle)
-            .with_look_ahead(!self.no_look_ahead);
+            .with_look_ahead(self.look_ahead);
         params.grid = self.grid;
         params.layers = self.layers;
         params.block = self.block;

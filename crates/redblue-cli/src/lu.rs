@@ -15,7 +15,8 @@ use redblue::core::{c32, c64};
 use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::lu::{
-    lu_in_place_with, lu_lower_bound, lu_with, two_d_words, LuAlgorithm, LuParams, LuPlan, TileGrid,
+    lu_in_place_with, lu_lower_bound, lu_with, two_d_words, LookAhead, LuAlgorithm, LuParams,
+    LuPlan, TileGrid,
 };
 use serde_json::json;
 use std::fmt::Display;
@@ -77,9 +78,10 @@ pub struct LuArgs {
     /// Threads per rank for the local products.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Finish each step's update before starting the next panel (no look-ahead).
-    #[arg(long)]
-    no_look_ahead: bool,
+    /// Start the next panel before the rest of each step's update: on, off, or auto (on
+    /// unless this process runs more ranks than it has cores).
+    #[arg(long, default_value = "auto")]
+    look_ahead: LookAhead,
 }
 
 impl LuArgs {
@@ -87,7 +89,7 @@ impl LuArgs {
         let mut params = LuParams::default()
             .with_algorithm(self.algorithm)
             .with_max_idle_fraction(self.idle)
-            .with_look_ahead(!self.no_look_ahead);
+            .with_look_ahead(self.look_ahead);
         params.grid = self.grid;
         params.layers = self.layers;
         params.block = self.block;

@@ -297,6 +297,22 @@ pub trait Communicator: Sized {
         self.scatter_v(send, &counts, recv, root)
     }
 
+    /// How many ranks of this communicator's world run in this process, sharing its cores:
+    /// every rank for [`ThreadComm`], one for a process per rank. Algorithms that overlap
+    /// communication with work on other ranks ask it: when the ranks outnumber the cores, a
+    /// rank waiting for a message may wait for a core first.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::{run_ranks, Communicator, SelfComm};
+    ///
+    /// assert_eq!(run_ranks(3, |comm| comm.ranks_in_process()), vec![3; 3]);
+    /// assert_eq!(SelfComm::new().ranks_in_process(), 1);
+    /// ```
+    fn ranks_in_process(&self) -> usize {
+        1
+    }
+
     /// This rank's communication counters (this rank, all sub-communicators of its world).
     fn stats(&self) -> CommStats;
 

@@ -386,6 +386,10 @@ impl Request for ThreadRequest<'_> {
 impl Communicator for ThreadComm {
     type Request<'a> = ThreadRequest<'a>;
 
+    fn ranks_in_process(&self) -> usize {
+        self.world.mailboxes.len()
+    }
+
     fn rank(&self) -> usize {
         self.rank
     }

@@ -9,7 +9,7 @@ use redblue_core::{Op, Scalar};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{reserve, RunOptions, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, LookAhead, RunOptions, TileFactors, TileGrid};
 use std::fmt;
 
 /// Which factorisation.
@@ -53,14 +53,14 @@ pub const DEFAULT_BLOCK: usize = redblue_pipeline::PREFERRED_WIDTH;
 ///
 /// # Examples
 /// ```
-/// use redblue_lu::{LuAlgorithm, LuParams, TileGrid};
+/// use redblue_lu::{LookAhead, LuAlgorithm, LuParams, TileGrid};
 ///
 /// let params = LuParams::default()
 ///     .with_algorithm(LuAlgorithm::Conflux)
 ///     .with_grid(TileGrid { px: 2, py: 2, c: 2 })
 ///     .with_block(64);
 /// assert_eq!(params.block, Some(64));
-/// assert!(params.look_ahead); // on unless switched off
+/// assert_eq!(params.look_ahead, LookAhead::Auto); // on unless ranks outnumber cores
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -80,8 +80,8 @@ pub struct LuParams {
     /// Largest fraction of ranks that may stay idle for a better grid.
     pub max_idle_fraction: f64,
     /// Whether step `t + 1`'s panel sums and pivots are started before the rest of step `t`'s
-    /// update (look-ahead; the same words and messages either way).
-    pub look_ahead: bool,
+    /// update ([`LookAhead`]; the same words, messages and factors either way).
+    pub look_ahead: LookAhead,
 }
 
 impl Default for LuParams {
@@ -93,7 +93,7 @@ impl Default for LuParams {
             block: None,
             memory_words: None,
             max_idle_fraction: 0.03,
-            look_ahead: true,
+            look_ahead: LookAhead::Auto,
         }
     }
 }
@@ -135,8 +135,8 @@ impl LuParams {
         self
     }
 
-    /// With or without look-ahead.
-    pub fn with_look_ahead(mut self, look_ahead: bool) -> Self {
+    /// With this look-ahead.
+    pub fn with_look_ahead(mut self, look_ahead: LookAhead) -> Self {
         self.look_ahead = look_ahead;
         self
     }

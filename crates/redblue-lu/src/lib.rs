@@ -30,5 +30,5 @@ pub use plan::{
     EXACT_REPLAY_LIMIT,
 };
 pub use redblue_pipeline::{
-    choose_grid, choose_width, estimated_words, plan_grid, GridError, TileGrid,
+    choose_grid, choose_width, estimated_words, plan_grid, GridError, LookAhead, TileGrid,
 };

@@ -9,7 +9,7 @@ use redblue_comm::CommStats;
 use redblue_dist::BlockCyclic;
 use redblue_pipeline::{
     choose_width, estimated_words, factor_costs, plan_grid, planned_words, widths, Geometry,
-    TileGrid,
+    LookAhead, TileGrid,
 };
 
 /// A factorisation planned before anything is allocated — the plan convention of redblue's
@@ -54,7 +54,7 @@ pub struct LuPlan {
     pub block: usize,
     /// Whether the next step's panel is started before the rest of the update (see
     /// [`LuParams::look_ahead`]).
-    pub look_ahead: bool,
+    pub look_ahead: LookAhead,
 }
 
 impl LuPlan {

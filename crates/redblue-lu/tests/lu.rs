@@ -6,8 +6,8 @@ use redblue_core::{c32, c64, RealScalar, Scalar};
 use redblue_dist::{BlockCyclic, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::KernelScalar;
 use redblue_lu::{
-    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LuAlgorithm, LuError, LuParams,
-    TileGrid,
+    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LookAhead, LuAlgorithm, LuError,
+    LuParams, TileGrid,
 };
 
 /// Words and messages sent and received: what the exact models must match.
@@ -301,7 +301,7 @@ fn look_ahead_moves_the_same_words_and_gives_the_same_factors() {
             LuAlgorithm::Conflux,
         ),
     ] {
-        let run = |look_ahead: bool| {
+        let run = |look_ahead: LookAhead| {
             let pr = params(algorithm, grid, v).with_look_ahead(look_ahead);
             run_ranks(p, |comm| {
                 let la = BlockCyclic::new(n, n, 3, 3, 1, p).unwrap();
@@ -314,7 +314,7 @@ fn look_ahead_moves_the_same_words_and_gives_the_same_factors() {
                 (stats, packed, fac.perm().to_vec())
             })
         };
-        let (ahead, in_turn) = (run(true), run(false));
+        let (ahead, in_turn) = (run(LookAhead::On), run(LookAhead::Off));
         for (r, (a, b)) in ahead.iter().zip(&in_turn).enumerate() {
             // Idle ranks too know the permutation (they take part in `packed`, which
             // gathers the layers' shares and permutes).

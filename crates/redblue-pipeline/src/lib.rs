@@ -33,5 +33,6 @@ pub use grid::{
 pub use replay::{factor_costs, planned_words, StepModel, StepSizes};
 pub use reserve::{reserve, Reserved};
 pub use run::{
-    run, Diagonal, Panel, PanelBlock, Run, RunOptions, Scan, State, Step, Stopped, TileAlgorithm,
+    run, Diagonal, LookAhead, Panel, PanelBlock, Run, RunOptions, Scan, State, Step, Stopped,
+    TileAlgorithm,
 };

@@ -1,6 +1,6 @@
 //! Prints COnfCHOX's and the 2D baseline's planned grids and exact per-rank maxima at
 //! N = 16384 for a range of rank counts: `cargo run --release -p redblue-cholesky --example
-//! plan_targets`.
+//! cholesky_targets`.
 
 use redblue_cholesky::{CholeskyAlgorithm, CholeskyParams, CholeskyPlan};
 
