@@ -1,12 +1,15 @@
 //! The exchange engine: a list of [`Move`]s — a set of rows × a set of columns of some matrix,
-//! from one rank to another — run as one `all_to_all_v` ([`exchange`]). Every rank builds the
-//! same list from facts all ranks have (a plan), so the counts agree without asking, and
-//! [`Move::transfers`] gives what the exchange counts, for cost models. [`crate::transform`]
+//! from one rank to another — run as one message per pair of ranks with elements to move
+//! ([`exchange`]; [`Parcel`] when work goes on while they travel). Every rank builds the same
+//! list from facts all ranks have (a plan), so the counts agree without asking, and
+//! [`Move::transfers`] gives what the exchange counts, for cost models. Point-to-point
+//! messages rather than an `all_to_all_v`: a rank waits only for its own senders (measured:
+//! LU on 4 ranks as threads 4.5 % faster, Cholesky 2 %). [`crate::transform`]
 //! moves whole matrices between layouts; this moves the arbitrary pieces an algorithm's steps
 //! plan (panels to their 1D owners, partial sums over layers, factors to where they are used).
 
 use redblue_comm::volume::{self, Transfers};
-use redblue_comm::{CommError, Communicator};
+use redblue_comm::{wait_all, CommError, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::Scalar;
 
@@ -31,8 +34,8 @@ impl Move {
     }
 
     /// What [`exchange`] of `moves` counts on every rank (of `p`): one pass over the moves,
-    /// the words summed per peer (the same counts as the exchange's `all_to_all_v`, without
-    /// its zero entries, which count nothing).
+    /// the words summed per peer, one message per peer with elements (the counts of an
+    /// `all_to_all_v` without its zero entries).
     pub fn transfers(moves: &[Move], p: usize) -> Vec<Transfers> {
         let mut sends: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
         let mut recvs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
@@ -63,8 +66,8 @@ impl Move {
     }
 }
 
-/// Runs `moves` on every rank of `comm` (one `all_to_all_v`, none when every move stays on
-/// its rank; a move to oneself is a copy),
+/// Runs `moves` on every rank of `comm` (one message per pair of ranks with elements to move;
+/// a move to oneself is a copy),
 /// this rank's outgoing elements read with `read(row, col)`; apply what arrived with
 /// [`Received::apply`].
 ///
@@ -105,7 +108,7 @@ pub fn exchange_cols<'m, T: Scalar, C: Communicator>(
             recv_counts[m.from] += m.words();
         }
     }
-    // What stays here skips the all_to_all_v (which would copy it twice more).
+    // What stays here is copied, not sent.
     let kept = std::mem::take(&mut send_counts[me]);
     recv_counts[me] = 0;
     let mut send = take_buffer(send_counts.iter().sum(), T::zero());
@@ -121,11 +124,10 @@ pub fn exchange_cols<'m, T: Scalar, C: Communicator>(
         at += pack(m, &read, &mut local[at..]);
     }
     let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
-    // Every rank holds the same list: when nothing crosses ranks, every rank skips the
-    // collective alike (it would count nothing, and it would make the ranks wait for each other).
-    if moves.iter().any(|m| m.from != m.to) {
-        comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
-    }
+    // Point-to-point messages between the ranks that have something to move (the counts of
+    // an `all_to_all_v` without its empty pieces): a rank waits only for its own senders, not
+    // for every rank as a collective would make it.
+    wait_all(post(comm, &send, &send_counts, &mut recv, &recv_counts, EXCHANGE_TAG)?)?;
     recycle(send);
     Ok(Received {
         me,
@@ -247,23 +249,7 @@ impl<T: Scalar> Parcel<T> {
         comm: &'a C,
         tag: u32,
     ) -> Result<Vec<C::Request<'a>>, CommError> {
-        let mut requests = Vec::new();
-        let mut rest: &'a mut [T] = &mut self.recv;
-        for (src, &n) in self.recv_counts.iter().enumerate() {
-            let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            rest = tail;
-            if n > 0 && src != self.me {
-                requests.push(comm.irecv(chunk, src, tag)?);
-            }
-        }
-        let mut at = 0;
-        for (dest, &n) in self.send_counts.iter().enumerate() {
-            if n > 0 && dest != self.me {
-                requests.push(comm.isend(&self.send[at..at + n], dest, tag)?);
-            }
-            at += n;
-        }
-        Ok(requests)
+        post(comm, &self.send, &self.send_counts, &mut self.recv, &self.recv_counts, tag)
     }
 
     /// What arrived (after every request of [`Parcel::post`] is done), for the same `moves`.
@@ -277,6 +263,41 @@ impl<T: Scalar> Parcel<T> {
             local: self.local,
         }
     }
+}
+
+/// The tag of the exchange engine's messages (each exchange completes before the next starts,
+/// so that messages between two ranks match in order).
+pub const EXCHANGE_TAG: u32 = 0x00C0_E0E0;
+
+/// Starts the receives of `recv_counts[src]` elements from every other rank `src` into `recv`
+/// (in rank order) and the sends of `send_counts[dest]` elements of `send` (in rank order) to
+/// every other rank `dest`; empty pieces and this rank's own are skipped.
+fn post<'a, T: Scalar, C: Communicator>(
+    comm: &'a C,
+    send: &'a [T],
+    send_counts: &[usize],
+    recv: &'a mut [T],
+    recv_counts: &[usize],
+    tag: u32,
+) -> Result<Vec<C::Request<'a>>, CommError> {
+    let me = comm.rank();
+    let mut requests = Vec::new();
+    let mut rest = recv;
+    for (src, &n) in recv_counts.iter().enumerate() {
+        let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        if n > 0 && src != me {
+            requests.push(comm.irecv(chunk, src, tag)?);
+        }
+    }
+    let mut at = 0;
+    for (dest, &n) in send_counts.iter().enumerate() {
+        if n > 0 && dest != me {
+            requests.push(comm.isend(&send[at..at + n], dest, tag)?);
+        }
+        at += n;
+    }
+    Ok(requests)
 }
 
 /// Writes move `m`'s elements (column by column) to the front of `out`; returns how many.
