@@ -2,11 +2,12 @@
 //! result with one entry changed (a check that cannot fail checks nothing).
 
 use redblue::check::{
-    factor_residual, gemm_residual, lu_residual, solve_residual, GEMM_THRESHOLD, LU_THRESHOLD,
-    PROBE_SEED,
+    cholesky_residual, factor_residual, gemm_residual, lu_residual, solve_residual,
+    CHOLESKY_THRESHOLD, GEMM_THRESHOLD, LU_THRESHOLD, PROBE_SEED,
 };
-use redblue::comm::Communicator;
-use redblue::core::{c32, c64, random, Op, RealScalar, Scalar};
+use redblue::cholesky::{cholesky, CholeskyAlgorithm, CholeskyParams};
+use redblue::comm::{Communicator, CommunicatorExt};
+use redblue::core::{c32, c64, random, Op, RealScalar, Scalar, Uplo};
 use redblue::dist::{BlockCyclic, DistMatrix, DistMatrixMut, GridLayout, Layout, OwnedDistMatrix};
 use redblue::gemm::{multiply, Algorithm, GemmShape, PlanOptions};
 use redblue::kernels::{KernelScalar, Par};
@@ -142,6 +143,107 @@ pub fn check_gemm_residual<C: Communicator, T: KernelScalar>(comm: &C) {
     }
 }
 
+/// The Cholesky residual passes for an honest factor (both triangles, both algorithms) of a
+/// Hermitian positive definite matrix given by one triangle (NaN in the other), and fails when
+/// one entry of the factor moves by a hundred thresholds' worth.
+pub fn check_cholesky_residuals<C: Communicator, T: KernelScalar>(comm: &C) {
+    let p = comm.size();
+    let n = 41;
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        let layout = BlockCyclic::new(n, n, 4, 4, 1, p).unwrap();
+        let a = OwnedDistMatrix::from_fn(comm, layout, |i, j| {
+            let inside = if uplo == Uplo::Lower { i >= j } else { i <= j };
+            match (inside, i.cmp(&j)) {
+                (false, _) => T::from_f64_parts(f64::NAN, 0.0),
+                (_, std::cmp::Ordering::Equal) => T::from_f64_parts(2.0 * n as f64, 0.0),
+                (_, std::cmp::Ordering::Greater) => random::uniform(i, j, 4),
+                (_, std::cmp::Ordering::Less) => random::uniform::<T>(j, i, 4).conj(),
+            }
+        })
+        .unwrap();
+        for algorithm in [CholeskyAlgorithm::Confchox, CholeskyAlgorithm::TwoD] {
+            let params = CholeskyParams::default()
+                .with_algorithm(algorithm)
+                .with_block(4);
+            let fac = cholesky(comm, &a, uplo, &params).unwrap();
+            let honest = cholesky_residual(comm, &a, uplo, &fac).unwrap();
+            assert!(
+                (0.0..=0.5).contains(&honest),
+                "{algorithm} {uplo:?}: {honest}"
+            );
+            // A factor with one entry of its triangle off.
+            let f = fac.factor(comm).unwrap();
+            let (i, j) = if uplo == Uplo::Lower {
+                (n - 2, 3)
+            } else {
+                (3, n - 2)
+            };
+            let delta = 100.0 * CHOLESKY_THRESHOLD * n as f64 * eps::<T>() * 2.0 * n as f64;
+            let bad = perturbed(&f, i, j, delta);
+            let r = bad_cholesky_residual(comm, &a, uplo, &bad);
+            assert!(
+                r > CHOLESKY_THRESHOLD,
+                "{algorithm}: a bad factor passes: {r}"
+            );
+        }
+    }
+}
+
+/// The residual of a given factor `f` (as [`cholesky_residual`] computes it for a
+/// factorisation's).
+fn bad_cholesky_residual<C: Communicator, T: KernelScalar, L: Layout>(
+    comm: &C,
+    a: &OwnedDistMatrix<T, L>,
+    uplo: Uplo,
+    f: &OwnedDistMatrix<T, L>,
+) -> f64 {
+    // A − F·Fᴴ (Lower) or A − Fᴴ·F (Upper) on the triangle, through the same product.
+    let (m, _) = a.shape();
+    let (op_a, op_b) = if uplo == Uplo::Lower {
+        (Op::NoTrans, Op::ConjTrans)
+    } else {
+        (Op::ConjTrans, Op::NoTrans)
+    };
+    let mut r = a.clone();
+    let schedule = Algorithm::Cosma
+        .schedule(
+            GemmShape::new(m, m, m),
+            comm.size(),
+            &PlanOptions::default(),
+        )
+        .unwrap();
+    let minus = T::zero() - T::one();
+    multiply(
+        comm,
+        minus,
+        f,
+        op_a,
+        f,
+        op_b,
+        T::one(),
+        &mut r,
+        &schedule,
+        Par::Seq,
+    )
+    .unwrap();
+    let tri = |x: &OwnedDistMatrix<T, L>| -> f64 {
+        let mut sums = vec![0.0f64; m];
+        x.for_each_local(|i, j, v| {
+            let inside = if uplo == Uplo::Lower { i >= j } else { i <= j };
+            if inside {
+                sums[j] += v.abs().to_f64();
+                if i != j {
+                    sums[i] += v.abs().to_f64();
+                }
+            }
+        });
+        comm.all_reduce_in_place(&mut sums, redblue::comm::ReduceOp::Sum)
+            .unwrap();
+        sums.into_iter().fold(0.0, f64::max)
+    };
+    tri(&r) / (tri(a) * m as f64 * eps::<T>())
+}
+
 /// Every residual check, for all four scalars.
 pub fn check_all<C: Communicator>(comm: &C) {
     check_lu_residuals::<C, f64>(comm);
@@ -152,4 +254,6 @@ pub fn check_all<C: Communicator>(comm: &C) {
     check_gemm_residual::<C, f32>(comm);
     check_gemm_residual::<C, c64>(comm);
     check_gemm_residual::<C, c32>(comm);
+    check_cholesky_residuals::<C, f64>(comm);
+    check_cholesky_residuals::<C, c32>(comm);
 }

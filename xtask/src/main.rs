@@ -368,6 +368,35 @@ fn test_mpi() -> Result<(), String> {
         args.extend(extra);
         run("timeout", &args, &MPI_ENV)?;
     }
+    // Cholesky under mpirun, with its checks: COnfCHOX on a 2×1×2 grid (upper triangle,
+    // complex) and on three ranks, the 2D baseline on four in a block-cyclic layout.
+    let cholesky_runs: [(&str, &[&str]); 3] = [
+        (
+            "4",
+            &["--grid", "2x1x2", "--type", "c64", "--uplo", "upper"],
+        ),
+        ("3", &["--type", "f32", "--nrhs", "4"]),
+        ("4", &["--algorithm", "2d", "--layout", "block-cyclic"]),
+    ];
+    for (np, extra) in cholesky_runs {
+        let mut args = vec![
+            timeout.as_str(),
+            "mpirun",
+            "-n",
+            np,
+            "target/release/redblue",
+            "cholesky",
+            "--backend",
+            "mpi",
+            "--n",
+            "301",
+            "--block",
+            "16",
+            "--check",
+        ];
+        args.extend(extra);
+        run("timeout", &args, &MPI_ENV)?;
+    }
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
 }

@@ -127,7 +127,14 @@ pub fn exchange_cols<'m, T: Scalar, C: Communicator>(
     // Point-to-point messages between the ranks that have something to move (the counts of
     // an `all_to_all_v` without its empty pieces): a rank waits only for its own senders, not
     // for every rank as a collective would make it.
-    wait_all(post(comm, &send, &send_counts, &mut recv, &recv_counts, EXCHANGE_TAG)?)?;
+    wait_all(post(
+        comm,
+        &send,
+        &send_counts,
+        &mut recv,
+        &recv_counts,
+        EXCHANGE_TAG,
+    )?)?;
     recycle(send);
     Ok(Received {
         me,
@@ -249,7 +256,14 @@ impl<T: Scalar> Parcel<T> {
         comm: &'a C,
         tag: u32,
     ) -> Result<Vec<C::Request<'a>>, CommError> {
-        post(comm, &self.send, &self.send_counts, &mut self.recv, &self.recv_counts, tag)
+        post(
+            comm,
+            &self.send,
+            &self.send_counts,
+            &mut self.recv,
+            &self.recv_counts,
+            tag,
+        )
     }
 
     /// What arrived (after every request of [`Parcel::post`] is done), for the same `moves`.

@@ -69,7 +69,7 @@ impl From<SolveError> for FactorsError {
 }
 
 impl<T: KernelScalar> TileFactors<T> {
-    /// The factors [`crate::run`] left on `rank`.
+    /// The factors [`crate::run()`] left on `rank`.
     pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>) -> Self {
         let tiles = match geom.coords(rank) {
             Some((x, y, _)) => Tiles::new(&geom, x, y, run.local),

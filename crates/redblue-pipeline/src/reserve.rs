@@ -24,7 +24,7 @@ impl<T: Scalar> Reserved<T> {
         std::mem::take(&mut self.copy)
     }
 
-    /// What [`crate::run`] factors on this rank: `local` (its local array of the native layout,
+    /// What [`crate::run()`] factors on this rank: `local` (its local array of the native layout,
     /// empty off layer 0) on layer 0 and off the grid, the layer's zero tiles on the other
     /// layers.
     pub fn input(self, local: Vec<T>) -> Vec<T> {
