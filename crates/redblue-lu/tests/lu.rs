@@ -248,7 +248,7 @@ fn measured_equals_model(n: usize, p: usize, pr: &LuParams) {
 
 #[test]
 fn measured_words_equal_the_model_exactly() {
-    for p in [1, 2, 4, 8, 12, 16, 27, 64] {
+    for p in [1, 2, 3, 4, 8, 12, 16, 27, 64] {
         for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
             measured_equals_model(60, p, &params(algorithm, None, 4));
         }
@@ -264,6 +264,17 @@ fn measured_words_equal_the_model_exactly() {
     ] {
         let grid = Some(TileGrid { px, py, c });
         measured_equals_model(n, p, &params(LuAlgorithm::Conflux, grid, v));
+    }
+    // The 2D baseline on given one-layer grids: tile widths that do and do not divide N,
+    // one-rank grid rows and columns, idle ranks.
+    for (n, p, (px, py), v) in [
+        (50, 6, (3, 2), 5),
+        (47, 7, (2, 3), 4),
+        (45, 5, (1, 4), 6),
+        (44, 3, (3, 1), 7),
+    ] {
+        let grid = Some(TileGrid { px, py, c: 1 });
+        measured_equals_model(n, p, &params(LuAlgorithm::TwoD, grid, v));
     }
 }
 
