@@ -6,6 +6,7 @@ mod error;
 pub mod exchange;
 pub mod layout;
 mod matrix;
+pub mod memory;
 mod transform;
 
 pub use error::DistError;

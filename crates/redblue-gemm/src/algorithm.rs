@@ -2,8 +2,11 @@
 //! are strategies the same executor runs and the same cost model prices; Cannon's shifts have
 //! their own executor and model. [`Schedule`] is what runs, [`multiply`] runs it.
 
-use crate::cannon::{cannon_grid, cannon_layouts_on, cannon_on, cannon_rank_cost_on};
+use crate::cannon::{
+    cannon_busiest_working_words, cannon_grid, cannon_layouts_on, cannon_on, cannon_rank_cost_on,
+};
 use crate::fit::{check_strategy, divisors, parallel_steps, plan_strategy, PlanError, PlanOptions};
+use crate::memory::with_agreement;
 use crate::model::{cosma_rank_cost, CostSummary, RankCost};
 use crate::plan::GemmShape;
 use crate::{cosma, native_layouts, Dim, GemmError, Step, Strategy};
@@ -122,15 +125,30 @@ impl Schedule {
     }
 
     /// What `rank` of a `p`-rank run moves and holds, in the native layouts
-    /// ([`Schedule::native_layouts`]), for `alpha ≠ 0`: ranks beyond the schedule's move and
-    /// hold nothing.
+    /// ([`Schedule::native_layouts`]), for `alpha ≠ 0`: ranks beyond the schedule's hold
+    /// nothing and move nothing but their part in the memory agreement of large runs
+    /// ([`crate::memory`]: one all-reduce of one word over the `p` ranks when the busiest
+    /// rank's working words reach [`AGREE_FROM_WORDS`](crate::memory::AGREE_FROM_WORDS)).
     pub fn rank_cost(&self, shape: GemmShape, p: usize, rank: usize) -> RankCost {
-        match self {
+        let own = match self {
             Schedule::Strategy(s) if rank < s.ranks() && rank < p => {
                 cosma_rank_cost(s, shape, rank)
             }
             Schedule::Cannon { q } if rank < p => cannon_rank_cost_on(shape, *q, rank),
             _ => RankCost::default(),
+        };
+        with_agreement(own, self.busiest_working_words(shape), rank, p)
+    }
+
+    /// The largest [`RankCost::working_words`] of any computing rank (for a strategy, the last
+    /// rank's: every split gives it the largest part).
+    pub fn busiest_working_words(&self, shape: GemmShape) -> u64 {
+        match self {
+            Schedule::Strategy(s) if s.ranks() > 0 => {
+                cosma_rank_cost(s, shape, s.ranks() - 1).working_words
+            }
+            Schedule::Strategy(_) => 0,
+            Schedule::Cannon { q } => cannon_busiest_working_words(shape, *q),
         }
     }
 

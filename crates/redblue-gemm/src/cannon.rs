@@ -10,13 +10,14 @@
 
 use crate::cosma::{c_in_place, check_inputs, gathered_view, layout_from_pieces, Piece};
 use crate::exchange::{gather_blocks, reduce_blocks, Rect, TAG_A, TAG_B};
+use crate::memory::agree_on_working_memory;
 use crate::model::RankCost;
 use crate::plan::{part, GemmShape};
 use crate::GemmError;
 use redblue_comm::Communicator;
 use redblue_core::Op;
 use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout};
-use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, Par};
+use redblue_kernels::{gemm as local_gemm, KernelScalar, MatMut, MatRef, Par};
 use std::ops::Range;
 
 /// The side `q` of Cannon's grid on `p` ranks: the largest `q` with `q² ≤ p`.
@@ -85,7 +86,9 @@ pub(crate) fn cannon_layouts_on(
     ])
 }
 
-/// What `rank` moves and holds running Cannon on `p` ranks in the native layouts.
+/// What `rank` moves and holds running Cannon on `p` ranks in the native layouts: the shifts'
+/// own moves (runs past [`AGREE_FROM_WORDS`](crate::memory::AGREE_FROM_WORDS) add the memory
+/// agreement, which [`Schedule::rank_cost`](crate::Schedule::rank_cost) counts).
 pub fn cannon_rank_cost(shape: GemmShape, p: usize, rank: usize) -> RankCost {
     cannon_rank_cost_on(shape, cannon_grid(p), rank)
 }
@@ -131,9 +134,25 @@ pub(crate) fn cannon_rank_cost_on(shape: GemmShape, q: usize, rank: usize) -> Ra
         cost.messages_sent += 2;
         cost.messages_received += 2;
     }
-    let max_inner = blk(k, q, q - 1).len() as u64;
-    cost.memory_words = own + 2 * (rows + cols) * max_inner;
+    cost.working_words = cannon_working_words(shape, q, rows, cols);
+    cost.memory_words = own + cost.working_words;
     cost
+}
+
+/// The shifted blocks a rank with `rows × cols` of `C` holds at once: the current and the next
+/// block of `A` and of `B`, the widest inner part.
+fn cannon_working_words(shape: GemmShape, q: usize, rows: u64, cols: u64) -> u64 {
+    let max_inner = (0..q).map(|l| blk(shape.k, q, l).len()).max().unwrap_or(0) as u64;
+    2 * (rows + cols) * max_inner
+}
+
+/// The largest [`RankCost::working_words`] of any rank of a `q × q` Cannon run.
+pub(crate) fn cannon_busiest_working_words(shape: GemmShape, q: usize) -> u64 {
+    if shape.m == 0 || shape.n == 0 || shape.k == 0 {
+        return 0;
+    }
+    let widest = |len: usize| (0..q).map(|t| blk(len, q, t).len()).max().unwrap_or(0) as u64;
+    cannon_working_words(shape, q, widest(shape.m), widest(shape.n))
 }
 
 /// `C = alpha·op(A)·op(B) + beta·C` by Cannon's algorithm on the largest `q × q` grid that
@@ -142,7 +161,32 @@ pub(crate) fn cannon_rank_cost_on(shape: GemmShape, q: usize, rank: usize) -> Ra
 /// # Collective
 /// # Errors
 /// As [`cosma`](crate::cosma): inner dimensions, `C`'s shape, a layout larger than `comm`,
-/// communication failures.
+/// buffers some rank cannot have, communication failures.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// use redblue_core::Op;
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_gemm::{cannon, cannon_layouts, cannon_rank_cost, GemmShape};
+/// use redblue_kernels::Par;
+///
+/// // 5 ranks: a 2 × 2 grid shifts, the fifth rank idles. In the native layouts every rank
+/// // moves what the model says.
+/// let shape = GemmShape::new(24, 18, 30);
+/// let stats = run_ranks(5, |comm| {
+///     let [la, lb, lc] = cannon_layouts(shape, (Op::NoTrans, Op::NoTrans), 5).unwrap();
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, la, 1).unwrap();
+///     let b = OwnedDistMatrix::<f64, _>::random(&comm, lb, 2).unwrap();
+///     let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
+///     comm.reset_stats();
+///     cannon(&comm, 1.0, &a, Op::NoTrans, &b, Op::NoTrans, 0.0, &mut c, Par::Seq).unwrap();
+///     comm.stats().words_sent
+/// });
+/// for (r, words) in stats.iter().enumerate() {
+///     assert_eq!(*words, cannon_rank_cost(shape, 5, r).words_sent);
+/// }
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn cannon<T, C, A, B, M>(
     comm: &C,
@@ -208,6 +252,11 @@ where
     }
     let (me, p) = (comm.rank(), comm.size());
     let coords = |r: usize| (r < q * q).then(|| (r / q, r % q));
+    let mine = coords(me).map_or(0, |(i, j)| {
+        let (rows, cols) = (blk(m, q, i).len() as u64, blk(n, q, j).len() as u64);
+        cannon_working_words(shape, q, rows, cols)
+    });
+    agree_on_working_memory::<T, C>(comm, cannon_busiest_working_words(shape, q), mine)?;
     let empty = || (0..0, 0..0);
     let a_needs: Vec<Rect> = (0..p)
         .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(k, q, (i + j) % q))))
@@ -241,45 +290,35 @@ where
     let in_place = c_in_place(&layout, &rects, me);
     let mut partial = Vec::new();
     if let Some((i, j)) = coords(me) {
-        let (rows, cols) = (blk(m, q, i).len(), blk(n, q, j).len());
+        let l0 = (i + j) % q;
+        let (rows, cols, inner) = (blk(m, q, i).len(), blk(n, q, j).len(), blk(k, q, l0).len());
         // The current blocks, owned (they travel).
         let owned = |g, local: &[T], buf: &[T], r: usize, c: usize| -> Result<Vec<T>, GemmError> {
             let v = gathered_view(g, local, buf, r, c)?;
             Ok((0..c).flat_map(|col| v.col(col).to_vec()).collect())
         };
-        let l0 = (i + j) % q;
-        let mut a_cur = owned(ga, a.local(), &a_buf, rows, blk(k, q, l0).len())?;
-        let mut b_cur = owned(gb, b.local(), &b_buf, blk(k, q, l0).len(), cols)?;
-        if in_place.is_none() {
-            partial = vec![T::zero(); rows * cols];
-        }
-        let (left, right) = (i * q + (j + q - 1) % q, i * q + (j + 1) % q);
-        let (up, down) = (((i + q - 1) % q) * q + j, ((i + 1) % q) * q + j);
-        for t in 0..q {
-            let inner = blk(k, q, (l0 + t) % q).len();
-            let lhs = redblue_kernels::MatRef::from_slice(&a_cur, rows, inner, rows.max(1))?;
-            let rhs = redblue_kernels::MatRef::from_slice(&b_cur, inner, cols, inner.max(1))?;
-            match in_place {
-                Some((offset, ld)) => {
-                    let beta = if t == 0 { beta } else { T::one() };
-                    let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
-                    local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
-                }
-                None => {
-                    let dst = MatMut::from_slice(&mut partial, rows, cols, rows.max(1))?;
-                    let beta = if t == 0 { T::zero() } else { T::one() };
-                    local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
-                }
+        let blocks = Shifting {
+            q,
+            at: (i, j),
+            k,
+            rows,
+            cols,
+            a: owned(ga, a.local(), &a_buf, rows, inner)?,
+            b: owned(gb, b.local(), &b_buf, inner, cols)?,
+        };
+        let target = match in_place {
+            Some((offset, ld)) => Target::InPlace {
+                c: &mut c.local_mut()[offset..],
+                ld,
+                alpha,
+                beta,
+            },
+            None => {
+                partial = vec![T::zero(); rows * cols];
+                Target::Partial(&mut partial)
             }
-            if t + 1 < q {
-                let next = blk(k, q, (l0 + t + 1) % q).len();
-                let mut a_next = vec![T::zero(); rows * next];
-                comm.sendrecv(&a_cur, left, &mut a_next, right, 0)?;
-                let mut b_next = vec![T::zero(); next * cols];
-                comm.sendrecv(&b_cur, up, &mut b_next, down, 1)?;
-                (a_cur, b_cur) = (a_next, b_next);
-            }
-        }
+        };
+        blocks.multiply_and_shift(comm, target, par)?;
     }
     let reduced: Vec<Rect> = (0..p)
         .map(|r| match c_in_place(&layout, &rects, r) {
@@ -297,4 +336,73 @@ where
         beta,
     )?;
     Ok(())
+}
+
+/// Where a rank's products go: into its block of `C` in place (alpha and beta applied), or
+/// into a partial block summed into `C` afterwards.
+enum Target<'c, T> {
+    InPlace {
+        c: &'c mut [T],
+        ld: usize,
+        alpha: T,
+        beta: T,
+    },
+    Partial(&'c mut Vec<T>),
+}
+
+/// The blocks of `op(A)` and `op(B)` that rank `at = (i, j)` of the `q × q` grid holds after
+/// the skew, which it multiplies and passes on `q` times.
+struct Shifting<T> {
+    q: usize,
+    at: (usize, usize),
+    k: usize,
+    rows: usize,
+    cols: usize,
+    a: Vec<T>,
+    b: Vec<T>,
+}
+
+impl<T: KernelScalar> Shifting<T> {
+    /// `q` rounds: multiply the current blocks into `target`, then (but after the last) send
+    /// `A`'s block left and `B`'s up and receive the next ones from the right and from below.
+    ///
+    /// # Collective
+    /// With the other ranks of the grid.
+    fn multiply_and_shift<C: Communicator>(
+        mut self,
+        comm: &C,
+        mut target: Target<'_, T>,
+        par: Par,
+    ) -> Result<(), GemmError> {
+        let (q, (i, j), k, rows, cols) = (self.q, self.at, self.k, self.rows, self.cols);
+        let l0 = (i + j) % q;
+        let (left, right) = (i * q + (j + q - 1) % q, i * q + (j + 1) % q);
+        let (up, down) = (((i + q - 1) % q) * q + j, ((i + 1) % q) * q + j);
+        for t in 0..q {
+            let inner = blk(k, q, (l0 + t) % q).len();
+            let lhs = MatRef::from_slice(&self.a, rows, inner, rows.max(1))?;
+            let rhs = MatRef::from_slice(&self.b, inner, cols, inner.max(1))?;
+            match &mut target {
+                Target::InPlace { c, ld, alpha, beta } => {
+                    let beta = if t == 0 { *beta } else { T::one() };
+                    let dst = MatMut::from_slice(c, rows, cols, *ld)?;
+                    local_gemm(*alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                }
+                Target::Partial(partial) => {
+                    let dst = MatMut::from_slice(partial, rows, cols, rows.max(1))?;
+                    let beta = if t == 0 { T::zero() } else { T::one() };
+                    local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+                }
+            }
+            if t + 1 < q {
+                let next = blk(k, q, (l0 + t + 1) % q).len();
+                let mut a_next = vec![T::zero(); rows * next];
+                comm.sendrecv(&self.a, left, &mut a_next, right, 0)?;
+                let mut b_next = vec![T::zero(); next * cols];
+                comm.sendrecv(&self.b, up, &mut b_next, down, 1)?;
+                (self.a, self.b) = (a_next, b_next);
+            }
+        }
+        Ok(())
+    }
 }

@@ -13,6 +13,8 @@
 //! words this costs beyond the native model are counted like all others.
 
 use crate::exchange::{block_containing, reduce_blocks, GatherPlan, Gathered, Rect, TAG_A, TAG_B};
+use crate::memory::agree_on_working_memory;
+use crate::model::cosma_rank_cost;
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::{GemmError, Strategy};
 use redblue_comm::{wait_all, Communicator};
@@ -104,7 +106,32 @@ pub(crate) fn scale<T: KernelScalar>(x: &mut [T], beta: T) {
 /// [`GemmError::Plan`] if the strategy needs more ranks than `comm` has or cuts a dimension
 /// into more parts than the planners ever do for this shape ([`check_parts`](crate::check_parts):
 /// a strategy planned for another shape),
-/// [`GemmError::Dist`] if a layout spreads over more ranks than `comm`; a communication failure.
+/// [`GemmError::Dist`] if a layout spreads over more ranks than `comm`, or (runs of at least
+/// [`AGREE_FROM_WORDS`](crate::memory::AGREE_FROM_WORDS) working words) `OutOfMemory` when
+/// some rank cannot have its buffers; a communication failure.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Op;
+/// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+/// use redblue_gemm::{cosma, native_layouts, GemmShape, Strategy};
+/// use redblue_kernels::Par;
+///
+/// // C = Aᵀ·B on 4 ranks: m split in two, then k in two (partial sums reduced).
+/// let strategy: Strategy = "pm2,pk2".parse().unwrap();
+/// let shape = GemmShape::new(30, 20, 40);
+/// let norms = run_ranks(4, |comm| {
+///     let [_, lb, lc] = native_layouts(&strategy, shape, (Op::Trans, Op::NoTrans), 4).unwrap();
+///     // A (stored 40 × 30) block-cyclic, B and C where the strategy wants them.
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(40, 30, 8, 8, 2, 2).unwrap(), 1).unwrap();
+///     let b = OwnedDistMatrix::<f64, _>::random(&comm, lb, 2).unwrap();
+///     let mut c = OwnedDistMatrix::zeros(&comm, lc).unwrap();
+///     cosma(&comm, 1.0, &a, Op::Trans, &b, Op::NoTrans, 0.0, &mut c, &strategy, Par::Seq).unwrap();
+///     c.norm_fro(&comm).unwrap()
+/// });
+/// assert!(norms[0] > 0.0 && norms.iter().all(|&x| x == norms[0]));
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn cosma<T, C, A, B, M>(
     comm: &C,
@@ -134,124 +161,291 @@ where
         scale(c.local_mut(), beta);
         return Ok(());
     }
-    let (me, p) = (comm.rank(), comm.size());
-    let domains: Vec<Vec<Domain>> = (0..p)
-        .map(|r| {
-            if r < strategy.ranks() {
-                rank_domains(strategy, shape, r)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let ids = c_block_ids(strategy);
-    let last = last_updates(&ids);
-    let empty = || (0..0, 0..0);
-    let at = |r: usize, it: usize| domains[r].get(it);
-    let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
-    let c_rects = |it: usize| -> Vec<Rect> {
-        (0..p)
-            .map(|r| at(r, it).map_or_else(empty, |d| (d.rows.clone(), d.cols.clone())))
-            .collect()
+    let me = comm.rank();
+    let busiest = cosma_rank_cost(strategy, shape, strategy.ranks() - 1).working_words;
+    let mine = if me < strategy.ranks() {
+        cosma_rank_cost(strategy, shape, me).working_words
+    } else {
+        0
     };
-    // Partial C blocks alive on this rank, by block id.
-    let mut partials: Vec<(usize, Vec<T>)> = Vec::new();
-    // The gathers of one iteration, planned (and my pieces packed).
-    let plans = |it: usize| {
-        let a_needs: Vec<Rect> = (0..p)
-            .map(|r| at(r, it).map_or_else(empty, |d| (d.rows.clone(), d.inner.clone())))
-            .collect();
-        let b_needs: Vec<Rect> = (0..p)
-            .map(|r| at(r, it).map_or_else(empty, |d| (d.inner.clone(), d.cols.clone())))
-            .collect();
-        (
-            GatherPlan::new(me, a.layout(), a.local(), op_a, &a_needs),
-            GatherPlan::new(me, b.layout(), b.local(), op_b, &b_needs),
-        )
+    agree_on_working_memory::<T, C>(comm, busiest, mine)?;
+    let product = Product {
+        alpha,
+        a,
+        op_a,
+        b,
+        op_b,
+        beta,
+        par,
     };
-    // Rounds with overlap (COSMA §7.3): the first round's blocks are gathered at once; then
-    // each round posts the next round's transfers (point-to-point, in the background), multiplies,
-    // and waits for them. Same words and messages as gathering each round at once.
-    let (pa, pb) = plans(0);
-    let mut ga = pa.run(comm, a.local(), &mut a_buf, TAG_A)?;
-    let mut gb = pb.run(comm, b.local(), &mut b_buf, TAG_B)?;
-    for it in 0..ids.len() {
-        let next = (it + 1 < ids.len()).then(|| plans(it + 1));
-        let rects = c_rects(it);
-        let mut next_recv = next.as_ref().map(|(na, nb)| {
-            (
-                take_buffer(na.recv_len(), T::zero()),
-                take_buffer(nb.recv_len(), T::zero()),
-            )
-        });
-        {
-            let requests = match (&next, &mut next_recv) {
-                (Some((na, nb)), Some((ra, rb))) => {
-                    let mut r = na.post(comm, a.local(), ra, TAG_A)?;
-                    r.extend(nb.post(comm, b.local(), rb, TAG_B)?);
-                    r
-                }
-                _ => Vec::new(),
-            };
-            let first = !ids[..it].contains(&ids[it]);
-            if let Some(d) = at(me, it) {
-                let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
-                let lhs = gathered_view(ga, a.local(), &a_buf, rows, inner)?;
-                let rhs = gathered_view(gb, b.local(), &b_buf, inner, cols)?;
-                if let Some((offset, ld)) = c_in_place(c.layout(), &rects, me) {
-                    // Nobody else adds to this block and it lies in one of my blocks of C:
-                    // update C where it is, alpha and beta included (k = 0 still scales).
-                    let beta = if first { beta } else { T::one() };
-                    let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
-                    local_gemm(alpha, lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
+    Rounds::new(strategy, shape, me, comm.size()).run(comm, &product, c)
+}
+
+/// The operands of `C = alpha·op(A)·op(B) + beta·C` other than `C`.
+struct Product<'x, T, A: ?Sized, B: ?Sized> {
+    alpha: T,
+    a: &'x A,
+    op_a: Op,
+    b: &'x B,
+    op_b: Op,
+    beta: T,
+    /// Threads of each local multiplication.
+    par: Par,
+}
+
+/// The sequential rounds of a strategy as this rank runs them: every rank's [`Domain`] in each
+/// round, which `C` block each round updates and whether it is that block's last update.
+struct Rounds {
+    me: usize,
+    /// `domains[r][it]`: rank `r`'s multiplication in round `it` (none beyond the strategy).
+    domains: Vec<Vec<Domain>>,
+    /// The `C` block each round updates ([`c_block_ids`]).
+    ids: Vec<usize>,
+    /// Whether round `it` is the last update of its block ([`last_updates`]).
+    last: Vec<bool>,
+}
+
+impl Rounds {
+    fn new(strategy: &Strategy, shape: GemmShape, me: usize, p: usize) -> Self {
+        let domains = (0..p)
+            .map(|r| {
+                if r < strategy.ranks() {
+                    rank_domains(strategy, shape, r)
                 } else {
-                    if first {
-                        // Overwritten by the first product (beta = 0), zero if it has none.
-                        let mut fresh = take_buffer(rows * cols, T::zero());
-                        if inner == 0 {
-                            fresh.fill(T::zero());
-                        }
-                        partials.push((ids[it], fresh));
-                    }
-                    let slot = partials
-                        .iter()
-                        .position(|(id, _)| *id == ids[it])
-                        .expect("a partial block is made at its first update");
-                    let out = &mut partials[slot].1;
-                    if rows > 0 && cols > 0 && inner > 0 {
-                        let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
-                        let beta = if first { T::zero() } else { T::one() };
-                        local_gemm(T::one(), lhs, Op::NoTrans, rhs, Op::NoTrans, beta, dst, par)?;
-                    }
+                    Vec::new()
                 }
-            }
-            wait_all(requests)?;
-        }
-        if let (Some((na, nb)), Some((ra, rb))) = (&next, next_recv) {
-            ga = na.finish(ra, &mut a_buf);
-            gb = nb.finish(rb, &mut b_buf);
-        }
-        if last[it] {
-            // Blocks updated in place take no part in the reduction (every rank knows which).
-            let layout = c.layout().clone();
-            let reduced: Vec<Rect> = (0..p)
-                .map(|r| match c_in_place(&layout, &rects, r) {
-                    Some(_) => empty(),
-                    None => rects[r].clone(),
-                })
-                .collect();
-            let mine = partials
-                .iter()
-                .position(|(id, _)| *id == ids[it])
-                .map(|s| partials.swap_remove(s).1)
-                .unwrap_or_default();
-            reduce_blocks(comm, &layout, c.local_mut(), &reduced, &mine, alpha, beta)?;
-            recycle(mine);
+            })
+            .collect();
+        let ids = c_block_ids(strategy);
+        let last = last_updates(&ids);
+        Rounds {
+            me,
+            domains,
+            ids,
+            last,
         }
     }
-    recycle(a_buf);
-    recycle(b_buf);
-    Ok(())
+
+    /// Every rank's rectangle `of(domain)` in round `it` (empty for ranks without one).
+    fn rects(&self, it: usize, of: impl Fn(&Domain) -> Rect) -> Vec<Rect> {
+        self.domains
+            .iter()
+            .map(|d| d.get(it).map_or((0..0, 0..0), &of))
+            .collect()
+    }
+
+    /// Round `it`'s gathers of `op(A)` and `op(B)`, planned (and this rank's pieces packed).
+    fn gathers<T: KernelScalar, A, B>(
+        &self,
+        it: usize,
+        x: &Product<'_, T, A, B>,
+    ) -> (GatherPlan<T>, GatherPlan<T>)
+    where
+        A: DistMatrix<T> + ?Sized,
+        B: DistMatrix<T> + ?Sized,
+    {
+        let a_needs = self.rects(it, |d| (d.rows.clone(), d.inner.clone()));
+        let b_needs = self.rects(it, |d| (d.inner.clone(), d.cols.clone()));
+        (
+            GatherPlan::new(self.me, x.a.layout(), x.a.local(), x.op_a, &a_needs),
+            GatherPlan::new(self.me, x.b.layout(), x.b.local(), x.op_b, &b_needs),
+        )
+    }
+
+    /// The rounds with overlap (COSMA §7.3): the first round's blocks are gathered at once;
+    /// then each round posts the next round's transfers (point-to-point, in the background),
+    /// multiplies, and waits for them; after a block's last update the ranks sum its partial
+    /// blocks into `C`. Same words and messages as gathering each round at once.
+    fn run<T, C, A, B, M>(
+        &self,
+        comm: &C,
+        x: &Product<'_, T, A, B>,
+        c: &mut M,
+    ) -> Result<(), GemmError>
+    where
+        T: KernelScalar,
+        C: Communicator,
+        A: DistMatrix<T> + ?Sized,
+        B: DistMatrix<T> + ?Sized,
+        M: DistMatrixMut<T> + ?Sized,
+    {
+        let (a_local, b_local) = (x.a.local(), x.b.local());
+        let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
+        let mut partials = Partials::default();
+        let (first_a, first_b) = self.gathers(0, x);
+        let mut a_at = first_a.run(comm, a_local, &mut a_buf, TAG_A)?;
+        let mut b_at = first_b.run(comm, b_local, &mut b_buf, TAG_B)?;
+        for it in 0..self.ids.len() {
+            let next = (it + 1 < self.ids.len()).then(|| self.gathers(it + 1, x));
+            let c_rects = self.rects(it, |d| (d.rows.clone(), d.cols.clone()));
+            let mut next_recv = next.as_ref().map(|(na, nb)| {
+                (
+                    take_buffer(na.recv_len(), T::zero()),
+                    take_buffer(nb.recv_len(), T::zero()),
+                )
+            });
+            {
+                let requests = match (&next, &mut next_recv) {
+                    (Some((na, nb)), Some((ra, rb))) => {
+                        let mut r = na.post(comm, a_local, ra, TAG_A)?;
+                        r.extend(nb.post(comm, b_local, rb, TAG_B)?);
+                        r
+                    }
+                    _ => Vec::new(),
+                };
+                if let Some(d) = self.domains[self.me].get(it) {
+                    let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
+                    let lhs = gathered_view(a_at, a_local, &a_buf, rows, inner)?;
+                    let rhs = gathered_view(b_at, b_local, &b_buf, inner, cols)?;
+                    self.local_product(it, lhs, rhs, x, c, &c_rects, &mut partials)?;
+                }
+                wait_all(requests)?;
+            }
+            if let (Some((na, nb)), Some((ra, rb))) = (&next, next_recv) {
+                a_at = na.finish(ra, &mut a_buf);
+                b_at = nb.finish(rb, &mut b_buf);
+            }
+            if self.last[it] {
+                self.reduce(comm, it, &c_rects, &mut partials, x, c)?;
+            }
+        }
+        recycle(a_buf);
+        recycle(b_buf);
+        Ok(())
+    }
+
+    /// This rank's product of round `it`, `lhs·rhs`: straight into `C` when nobody else adds
+    /// to its block and the block lies in one of its blocks of `C` (alpha and beta included),
+    /// else into the block's partial sum (made at the block's first update).
+    #[allow(clippy::too_many_arguments)]
+    fn local_product<T, A, B, M>(
+        &self,
+        it: usize,
+        lhs: MatRef<'_, T>,
+        rhs: MatRef<'_, T>,
+        x: &Product<'_, T, A, B>,
+        c: &mut M,
+        c_rects: &[Rect],
+        partials: &mut Partials<T>,
+    ) -> Result<(), GemmError>
+    where
+        T: KernelScalar,
+        A: ?Sized,
+        B: ?Sized,
+        M: DistMatrixMut<T> + ?Sized,
+    {
+        let (rows, inner, cols) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
+        let first = !self.ids[..it].contains(&self.ids[it]);
+        if let Some((offset, ld)) = c_in_place(c.layout(), c_rects, self.me) {
+            let beta = if first { x.beta } else { T::one() };
+            let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
+            local_gemm(
+                x.alpha,
+                lhs,
+                Op::NoTrans,
+                rhs,
+                Op::NoTrans,
+                beta,
+                dst,
+                x.par,
+            )?;
+            return Ok(());
+        }
+        let out = partials.block(self.ids[it], first, rows * cols, inner == 0);
+        if rows > 0 && cols > 0 && inner > 0 {
+            let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
+            let beta = if first { T::zero() } else { T::one() };
+            local_gemm(
+                T::one(),
+                lhs,
+                Op::NoTrans,
+                rhs,
+                Op::NoTrans,
+                beta,
+                dst,
+                x.par,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// After the last update of round `it`'s block: every rank's partial block summed into
+    /// `C` (blocks updated in place take no part; every rank knows which).
+    fn reduce<T, C, A, B, M>(
+        &self,
+        comm: &C,
+        it: usize,
+        c_rects: &[Rect],
+        partials: &mut Partials<T>,
+        x: &Product<'_, T, A, B>,
+        c: &mut M,
+    ) -> Result<(), GemmError>
+    where
+        T: KernelScalar,
+        C: Communicator,
+        A: ?Sized,
+        B: ?Sized,
+        M: DistMatrixMut<T> + ?Sized,
+    {
+        let layout = c.layout().clone();
+        let reduced: Vec<Rect> = (0..c_rects.len())
+            .map(|r| match c_in_place(&layout, c_rects, r) {
+                Some(_) => (0..0, 0..0),
+                None => c_rects[r].clone(),
+            })
+            .collect();
+        let mine = partials.take(self.ids[it]);
+        reduce_blocks(
+            comm,
+            &layout,
+            c.local_mut(),
+            &reduced,
+            &mine,
+            x.alpha,
+            x.beta,
+        )?;
+        recycle(mine);
+        Ok(())
+    }
+}
+
+/// The partial `C` blocks alive on this rank, by block id: from a block's first update to its
+/// reduction.
+struct Partials<T>(Vec<(usize, Vec<T>)>);
+
+impl<T> Default for Partials<T> {
+    fn default() -> Self {
+        Partials(Vec::new())
+    }
+}
+
+impl<T: KernelScalar> Partials<T> {
+    /// Block `id`'s partial sum of `len` elements; made at its `first` update (overwritten by
+    /// that update's product, zeros when it has none: `empty`).
+    fn block(&mut self, id: usize, first: bool, len: usize, empty: bool) -> &mut Vec<T> {
+        if first {
+            let mut fresh = take_buffer(len, T::zero());
+            if empty {
+                fresh.fill(T::zero());
+            }
+            self.0.push((id, fresh));
+        }
+        let slot = self
+            .0
+            .iter()
+            .position(|(i, _)| *i == id)
+            .expect("a partial block is made at its first update");
+        &mut self.0[slot].1
+    }
+
+    /// Block `id`'s partial sum, no longer kept (empty if this rank has none).
+    fn take(&mut self, id: usize) -> Vec<T> {
+        self.0
+            .iter()
+            .position(|(i, _)| *i == id)
+            .map(|s| self.0.swap_remove(s).1)
+            .unwrap_or_default()
+    }
 }
 
 /// Where rank `r` can update its `C` rectangle in place: `(offset, ld)` in its own buffer of

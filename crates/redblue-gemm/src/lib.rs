@@ -2,7 +2,7 @@
 //! beta·C` for redblue, with the baselines it is compared with and its cost model.
 //!
 //! The plan convention of redblue's algorithm crates: [`GemmPlan::new`] turns the shape, the
-//! ops, the ranks and the [`GemmOptions`] into a plan that tells the native layouts, every
+//! ops, the ranks and the [`GemmParams`] into a plan that tells the native layouts, every
 //! rank's exact words and messages and the memory it needs, before anything is allocated;
 //! [`gemm_with`] runs it (communicator, plan, data, `Par`), checking first that the operands
 //! are those it was planned for. [`multiply`] runs a bare [`Schedule`].
@@ -21,6 +21,7 @@ mod error;
 mod exchange;
 mod fit;
 mod gemm_plan;
+pub mod memory;
 mod model;
 mod plan;
 mod strategy;
@@ -32,7 +33,7 @@ pub use error::GemmError;
 pub use fit::{
     check_parts, check_strategy, fit_grid, parallel_steps, plan_strategy, PlanError, PlanOptions,
 };
-pub use gemm_plan::{gemm_with, GemmOptions, GemmPlan};
+pub use gemm_plan::{gemm_with, GemmParams, GemmPlan};
 pub use model::{
     cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
     CostSummary, RankCost,

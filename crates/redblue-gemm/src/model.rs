@@ -42,6 +42,9 @@ pub struct RankCost {
     /// its first update to its reduction after the last). An empty product (`m`, `n` or `k`
     /// zero) holds its parts only.
     pub memory_words: u64,
+    /// The part of `memory_words` beyond its parts of `A`, `B`, `C`: the buffers the run
+    /// allocates (what [`crate::memory`] asks for before anything moves).
+    pub working_words: u64,
 }
 
 /// [`RankCost`]s summarised over all ranks of a plan.
@@ -82,6 +85,10 @@ fn other_nonempty_parts(len: usize, d: usize, index: usize) -> u64 {
 /// not empty, and receives one message from every other sharer whose part is not empty; the
 /// reduction sends the partial `C` block's piece to every other owner of a non-empty piece
 /// and receives one from each of the `p_k − 1` others when its own piece is not empty.
+///
+/// These are the strategy's own moves; runs past
+/// [`AGREE_FROM_WORDS`](crate::memory::AGREE_FROM_WORDS) working words add the memory
+/// agreement, which [`Schedule::rank_cost`](crate::Schedule::rank_cost) counts.
 ///
 /// # Panics
 /// If `rank ≥ strategy.ranks()`.
@@ -140,6 +147,7 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
         };
     }
     cost.memory_words = own + peak;
+    cost.working_words = peak;
     cost
 }
 

@@ -221,10 +221,7 @@ fn user_and_memory_limited_strategies() {
     // A memory limit forces sequential k steps.
     let free = plan_strategy(shape, 4, &PlanOptions::default()).unwrap();
     let need = redblue_gemm::cosma_cost(&free, shape).memory_words_max;
-    let tight = PlanOptions {
-        memory_words: Some(need * 4 / 5),
-        ..Default::default()
-    };
+    let tight = PlanOptions::default().with_memory_words(need * 4 / 5);
     let s = plan_strategy(shape, 4, &tight).unwrap();
     assert!(s.sequential_parts()[2] > 1, "{s}");
     check::<c64>(
@@ -326,6 +323,34 @@ fn measured_volume_equals_the_model() {
             measured_equals_model_of(p, GemmShape::new(37, 29, 101), s.clone());
         }
     }
+}
+
+/// Runs whose busiest rank needs [`AGREE_FROM_WORDS`](redblue_gemm::memory::AGREE_FROM_WORDS)
+/// working words or more ask for them and agree first (one all-reduce of one word over every
+/// rank, idle ones too); the model counts it, so measured still equals the model. Long `A`
+/// and one column of `B`: 16.8 million elements, few flops.
+#[test]
+fn large_runs_agree_on_memory_and_the_model_counts_it() {
+    use redblue_gemm::memory::agrees_on_memory;
+    use redblue_gemm::{Algorithm, Schedule};
+    let shape = GemmShape::new(4096, 1, 4096);
+    // Two computing ranks (each 4096 × 2048 of A: exactly the threshold) and an idle one.
+    let cosma = Algorithm::Cosma
+        .schedule(shape, 2, &PlanOptions::default())
+        .unwrap();
+    for (p, schedule) in [(3, cosma), (2, Schedule::Cannon { q: 1 })] {
+        assert!(agrees_on_memory(schedule.busiest_working_words(shape)));
+        schedule_measured_equals_model(p, shape, &schedule);
+    }
+    // A small run makes no agreement: nothing moves on one rank's own multiplication.
+    let small = GemmShape::new(64, 1, 64);
+    assert!(!agrees_on_memory(
+        Schedule::Cannon { q: 1 }.busiest_working_words(small)
+    ));
+    assert_eq!(
+        Schedule::Cannon { q: 1 }.rank_cost(small, 2, 1).words_sent,
+        0
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use redblue_comm::{run_ranks, CommStats, Communicator};
 use redblue_core::{c64, Op, RealScalar, Scalar};
 use redblue_dist::{AnyLayout, BlockCyclic, DistMatrix, OwnedDistMatrix};
 use redblue_gemm::{
-    gemm_with, multiply, Algorithm, Dim, GemmError, GemmOptions, GemmPlan, GemmShape, PlanError,
+    gemm_with, multiply, Algorithm, Dim, GemmError, GemmParams, GemmPlan, GemmShape, PlanError,
 };
 use redblue_kernels::{KernelScalar, Par};
 
@@ -131,6 +131,21 @@ fn memory_is_the_busiest_ranks(plan: &GemmPlan) {
         .unwrap_or(0);
     assert_eq!(plan.memory_bytes(1), most, "{plan}");
     assert_eq!(plan.memory_bytes(16), 16 * most, "{plan}");
+    // Likewise the working words the memory agreement of large runs weighs.
+    let schedule = plan.schedule();
+    let busiest = (0..plan.nranks())
+        .map(|r| {
+            schedule
+                .rank_cost(plan.shape(), plan.nranks(), r)
+                .working_words
+        })
+        .max()
+        .unwrap_or(0);
+    assert_eq!(
+        schedule.busiest_working_words(plan.shape()),
+        busiest,
+        "{plan}"
+    );
 }
 
 const OPS: [(Op, Op); 4] = [
@@ -169,7 +184,7 @@ fn every_schedule_is_right_and_measures_its_plan_on_one_to_eight_ranks() {
             for (o, ops) in OPS.into_iter().enumerate() {
                 // Every algorithm in turn, so each meets every rank count, shape and ops.
                 let algorithm = Algorithm::ALL[(p + s + o) % Algorithm::ALL.len()];
-                let options = GemmOptions::default().with_algorithm(algorithm);
+                let options = GemmParams::default().with_algorithm(algorithm);
                 let plan = GemmPlan::new(GemmShape::new(m, n, k), ops, p, &options).unwrap();
                 check_both(&plan);
             }
@@ -182,7 +197,7 @@ fn cosma_is_right_and_measures_its_plan_with_every_op_and_rank_count() {
     for p in 1..=8 {
         for ops in OPS {
             let plan =
-                GemmPlan::new(GemmShape::new(19, 14, 23), ops, p, &GemmOptions::default()).unwrap();
+                GemmPlan::new(GemmShape::new(19, 14, 23), ops, p, &GemmParams::default()).unwrap();
             check_both(&plan);
         }
     }
@@ -218,7 +233,7 @@ fn sixteen_and_twenty_seven_ranks() {
                 Algorithm::Cannon,
             ),
         ] {
-            let options = GemmOptions::default().with_algorithm(algorithm);
+            let options = GemmParams::default().with_algorithm(algorithm);
             check_both(&GemmPlan::new(shape, ops, p, &options).unwrap());
         }
     }
@@ -234,22 +249,17 @@ fn own_strategies_and_memory_limits_measure_their_plan() {
         ("pk3,sk4", 3),
         ("sm2,sn2,sk2", 2),
     ] {
-        let options = GemmOptions::default().with_strategy(text.parse().unwrap());
+        let options = GemmParams::default().with_strategy(text.parse().unwrap());
         let plan = GemmPlan::new(shape, (Op::NoTrans, Op::Trans), p, &options).unwrap();
         assert_eq!(plan.algorithm(), None);
         assert!(plan.to_string().starts_with("custom"), "{plan}");
         check_both(&plan);
     }
     // A memory limit between the least any grid needs and what no limit needs.
-    let free = GemmPlan::new(
-        shape,
-        (Op::NoTrans, Op::NoTrans),
-        4,
-        &GemmOptions::default(),
-    )
-    .unwrap()
-    .memory_bytes(1);
-    let options = GemmOptions::default().with_memory_words(free * 4 / 5);
+    let free = GemmPlan::new(shape, (Op::NoTrans, Op::NoTrans), 4, &GemmParams::default())
+        .unwrap()
+        .memory_bytes(1);
+    let options = GemmParams::default().with_memory_words(free * 4 / 5);
     let tight = GemmPlan::new(shape, (Op::NoTrans, Op::NoTrans), 4, &options).unwrap();
     assert!(tight.memory_bytes(1) <= free * 4 / 5, "{tight}");
     check_both(&tight);
@@ -277,7 +287,7 @@ fn same_error_everywhere(
 fn a_plan_for_other_operands_or_more_ranks_is_the_same_error_on_every_rank() {
     let (m, n, k) = (30, 12, 8);
     let nn = (Op::NoTrans, Op::NoTrans);
-    let options = GemmOptions::default();
+    let options = GemmParams::default();
     let p = 4;
     let run = |plan: GemmPlan| {
         same_error_everywhere(p, move |comm| {
@@ -333,7 +343,7 @@ fn a_plan_for_other_operands_or_more_ranks_is_the_same_error_on_every_rank() {
 #[test]
 fn a_plan_for_fewer_ranks_runs_on_a_larger_communicator_the_others_idle() {
     for algorithm in Algorithm::ALL {
-        let options = GemmOptions::default().with_algorithm(algorithm);
+        let options = GemmParams::default().with_algorithm(algorithm);
         for (shape, ops, planned, p) in [
             (GemmShape::new(21, 13, 17), (Op::NoTrans, Op::NoTrans), 4, 9),
             (GemmShape::new(8, 30, 11), (Op::Trans, Op::NoTrans), 3, 5),
@@ -390,19 +400,19 @@ fn multiply_refuses_a_schedule_that_cannot_be_for_these_operands() {
 fn bad_options_are_refused_by_the_planner() {
     let shape = GemmShape::new(10, 10, 10);
     let nn = (Op::NoTrans, Op::NoTrans);
-    let refused = |p: usize, options: GemmOptions| GemmPlan::new(shape, nn, p, &options);
+    let refused = |p: usize, options: GemmParams| GemmPlan::new(shape, nn, p, &options);
     assert!(matches!(
-        refused(0, GemmOptions::default()),
+        refused(0, GemmParams::default()),
         Err(PlanError::InvalidOptions(_))
     ));
     for idle in [-0.1, 1.0, f64::NAN] {
-        let options = GemmOptions::default().with_max_idle_fraction(idle);
+        let options = GemmParams::default().with_max_idle_fraction(idle);
         assert!(matches!(
             refused(4, options),
             Err(PlanError::InvalidOptions(_))
         ));
     }
-    let options = GemmOptions::default().with_strategy("pm2,pn2".parse().unwrap());
+    let options = GemmParams::default().with_strategy("pm2,pn2".parse().unwrap());
     assert_eq!(
         refused(3, options),
         Err(PlanError::TooManyRanks {
@@ -410,12 +420,12 @@ fn bad_options_are_refused_by_the_planner() {
             available: 3
         })
     );
-    let options = GemmOptions::default().with_strategy("pm16".parse().unwrap());
+    let options = GemmParams::default().with_strategy("pm16".parse().unwrap());
     assert!(matches!(
         refused(16, options),
         Err(PlanError::TooManyParts { dim: Dim::M, .. })
     ));
-    let options = GemmOptions::default().with_memory_words(10);
+    let options = GemmParams::default().with_memory_words(10);
     assert!(matches!(
         refused(4, options),
         Err(PlanError::NotEnoughMemory { available: 10, .. })
@@ -426,10 +436,10 @@ fn bad_options_are_refused_by_the_planner() {
 fn plans_are_pure_and_cheap_at_large_p() {
     let shape = GemmShape::new(16384, 16384, 16384);
     let nn = (Op::NoTrans, Op::NoTrans);
-    let plan = GemmPlan::new(shape, nn, 4096, &GemmOptions::default()).unwrap();
+    let plan = GemmPlan::new(shape, nn, 4096, &GemmParams::default()).unwrap();
     assert_eq!(
         plan,
-        GemmPlan::new(shape, nn, 4096, &GemmOptions::default()).unwrap()
+        GemmPlan::new(shape, nn, 4096, &GemmParams::default()).unwrap()
     );
     // The paper's worked number (see the book): every rank receives 2,949,120 words.
     let costs = plan.rank_costs(8);
@@ -443,7 +453,7 @@ fn plans_are_pure_and_cheap_at_large_p() {
         GemmShape::new(1 << 17, 1 << 17, 1 << 17),
         nn,
         1_000_000,
-        &GemmOptions::default(),
+        &GemmParams::default(),
     )
     .unwrap();
     assert!(huge.memory_bytes(8) > 0);

@@ -5,9 +5,10 @@
 //! others waiting in the next collective.
 
 use crate::geometry::Geometry;
-use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
+use redblue_comm::Communicator;
 use redblue_core::pool::try_take_buffer;
 use redblue_core::Scalar;
+use redblue_dist::memory::Refusals;
 use redblue_dist::DistError;
 
 /// What [`reserve`] allocated on one rank.
@@ -53,13 +54,12 @@ pub fn reserve<T: Scalar, C: Communicator>(
     working_bytes: u64,
 ) -> Result<Reserved<T>, DistError> {
     let elem = std::mem::size_of::<T>() as f64;
-    let mut refused = 0.0f64;
-    let mut take = |len: usize| match try_take_buffer(len, T::zero()) {
-        Ok(v) => v,
-        Err(_) => {
-            refused = refused.max(len as f64 * elem);
+    let mut refusals = Refusals::new();
+    let mut take = |len: usize| {
+        try_take_buffer(len, T::zero()).unwrap_or_else(|_| {
+            refusals.refused(len as f64 * elem);
             Vec::new()
-        }
+        })
     };
     let copy = take(copy_len);
     let mut layer = match g.coords(comm.rank()) {
@@ -67,18 +67,8 @@ pub fn reserve<T: Scalar, C: Communicator>(
         _ => Vec::new(),
     };
     layer.fill(T::zero());
-    let mut trial: Vec<u8> = Vec::new();
-    if trial.try_reserve_exact(working_bytes as usize).is_err() {
-        refused = refused.max(working_bytes as f64);
-    }
-    drop(trial);
-    let worst = comm.all_reduce_one(refused, ReduceOp::Max)?;
-    if worst > 0.0 {
-        return Err(DistError::OutOfMemory {
-            what: "a factorisation's working buffers",
-            bytes: worst as u128,
-        });
-    }
+    refusals.trial(working_bytes);
+    refusals.agree(comm, "a factorisation's working buffers")?;
     Ok(Reserved { copy, layer })
 }
 
