@@ -166,8 +166,27 @@ where
 /// As [`cholesky_with`].
 ///
 /// # Examples
-/// See [`CholeskyPlan`]: the plan made first, the factorisation in place, the model against
-/// the measured counters.
+/// ```
+/// use redblue_cholesky::{cholesky_in_place_with, CholeskyParams, CholeskyPlan};
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Uplo;
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_kernels::Par;
+///
+/// let n = 60;
+/// let plan = CholeskyPlan::new(n, 2, &CholeskyParams::default().with_block(8)).unwrap();
+/// let diagonals = run_ranks(2, |comm| {
+///     // Already in the native layout: factored where it is, no copy.
+///     let a = OwnedDistMatrix::from_fn(&comm, plan.native_layout().unwrap(), |i, j| {
+///         if i == j { 4.0 } else { 1.0 / (1.0 + (i + j) as f64) }
+///     })
+///     .unwrap();
+///     let factor = cholesky_in_place_with(&comm, &plan, a, Uplo::Lower, Par::Seq).unwrap();
+///     let l = factor.lower(&comm).unwrap().gather(&comm, 0).unwrap();
+///     l.map(|l| (0..n).all(|i| l[i + n * i] > 0.0))
+/// });
+/// assert_eq!(diagonals[0], Some(true));
+/// ```
 pub fn cholesky_in_place_with<T, C, L>(
     comm: &C,
     plan: &CholeskyPlan,
@@ -311,6 +330,32 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
     /// # Errors
     /// [`CholeskyError::InvalidParams`] if `comm` is smaller than the factorisation's grid or
     /// the input's layout; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_cholesky::{cholesky, CholeskyParams};
+    /// use redblue_comm::SelfComm;
+    /// use redblue_core::Uplo;
+    /// use redblue_dist::{GridLayout, OwnedDistMatrix};
+    ///
+    /// let (comm, n) = (SelfComm::new(), 12);
+    /// let entry = |i: usize, j: usize| if i == j { 3.0 } else { 1.0 / (1.0 + (i + j) as f64) };
+    /// // Only the lower triangle is read: the upper may hold anything.
+    /// let a = OwnedDistMatrix::from_fn(&comm, GridLayout::even(n, n, 1, 1).unwrap(), |i, j| {
+    ///     if i >= j { entry(i, j) } else { f64::NAN }
+    /// })
+    /// .unwrap();
+    /// let factor = cholesky(&comm, &a, Uplo::Lower, &CholeskyParams::default()).unwrap();
+    /// let l = factor.lower(&comm).unwrap().gather(&comm, 0).unwrap().unwrap();
+    /// let u = factor.upper(&comm).unwrap().gather(&comm, 0).unwrap().unwrap();
+    /// for i in 0..n {
+    ///     for j in 0..n {
+    ///         let llt: f64 = (0..n).map(|k| l[i + n * k] * l[j + n * k]).sum();
+    ///         assert!((llt - entry(i, j)).abs() < 1e-13);
+    ///         assert_eq!(u[i + n * j], l[j + n * i]); // U = Lᴴ
+    ///     }
+    /// }
+    /// ```
     pub fn lower<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
         self.to_layout(comm, Op::NoTrans)
     }
@@ -320,6 +365,9 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
     /// # Collective
     /// # Errors
     /// As [`CholeskyFactor::lower`].
+    ///
+    /// # Examples
+    /// See [`CholeskyFactor::lower`].
     pub fn upper<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
         self.to_layout(comm, Op::ConjTrans)
     }

@@ -289,6 +289,17 @@ fn model_of(algorithm: CholeskyAlgorithm) -> CholeskyModel {
 /// [`CholeskyError::InvalidParams`] for a zero tile width, a given grid (or number of layers)
 /// larger than `p` or with more layers than the tile width (or more than one, for 2D), an
 /// idle fraction outside `[0, 1)`; [`CholeskyError::Grid`] when no grid fits.
+///
+/// # Examples
+/// ```
+/// use redblue_cholesky::{cholesky_plan, CholeskyAlgorithm, CholeskyParams};
+///
+/// // COnfCHOX on 512 ranks at N = 16384: several layers, the width a multiple of them.
+/// let (grid, v) = cholesky_plan(16384, 512, &CholeskyParams::default()).unwrap();
+/// assert!(grid.c > 1 && grid.ranks() <= 512 && v % grid.c == 0);
+/// let two_d = CholeskyParams::default().with_algorithm(CholeskyAlgorithm::TwoD);
+/// assert_eq!(cholesky_plan(16384, 512, &two_d).unwrap().0.c, 1);
+/// ```
 pub fn cholesky_plan(
     n: usize,
     p: usize,

@@ -12,7 +12,7 @@ use redblue::comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, random, Op};
 use redblue::dist::{AnyLayout, BlockCyclic, DistMatrix, OwnedDistMatrix};
 use redblue::gemm::{
-    gemm_with, parallel_lower_bound, Algorithm, GemmError, GemmOptions, GemmPlan, GemmShape,
+    gemm_with, parallel_lower_bound, Algorithm, GemmError, GemmParams, GemmPlan, GemmShape,
     Strategy,
 };
 use redblue::kernels::{KernelScalar, Par};
@@ -97,8 +97,8 @@ impl GemmArgs {
 
     /// The flags as the planner's options: the user's strategy, if any, overrides the
     /// algorithm.
-    fn options(&self) -> GemmOptions {
-        let mut options = GemmOptions::default()
+    fn options(&self) -> GemmParams {
+        let mut options = GemmParams::default()
             .with_algorithm(self.algorithm)
             .with_max_idle_fraction(self.idle);
         if let Some(words) = self.memory {

@@ -4,7 +4,7 @@
 use redblue_comm::{run_ranks, Communicator};
 use redblue_core::Op;
 use redblue_dist::OwnedDistMatrix;
-use redblue_gemm::{gemm_with, GemmOptions, GemmPlan, GemmShape};
+use redblue_gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
 use redblue_kernels::Par;
 
 fn main() {
@@ -13,7 +13,7 @@ fn main() {
     // most 300,000 elements.
     let shape = GemmShape::new(600, 400, 800);
     let ops = (Op::NoTrans, Op::Trans);
-    let options = GemmOptions::default().with_memory_words(300_000);
+    let options = GemmParams::default().with_memory_words(300_000);
     let plan = GemmPlan::new(shape, ops, 8, &options).expect("a plan within the memory");
     // cosma sk2,pk2,pm2,pn2 for 600×400×800 (op(A) = N, op(B) = T) on 8 of 8 ranks: two
     // sequential k parts keep the busiest rank at 2,320,000 bytes (3,120,000 without a limit).

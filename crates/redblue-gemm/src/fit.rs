@@ -7,9 +7,10 @@ use crate::{Dim, Step, Strategy};
 use std::fmt;
 
 /// What [`plan_strategy`] may use: the memory and idle-fraction fields of
-/// [`GemmOptions`](crate::GemmOptions), whose names and units are the same (the options of the
+/// [`GemmParams`](crate::GemmParams), whose names and units are the same (the options of the
 /// plan convention, [`GemmPlan`](crate::GemmPlan), are those).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PlanOptions {
     /// Words (matrix elements) each rank may hold; `None` = unlimited.
     pub memory_words: Option<u64>,
@@ -24,6 +25,20 @@ impl Default for PlanOptions {
             memory_words: None,
             max_idle_fraction: 0.03,
         }
+    }
+}
+
+impl PlanOptions {
+    /// With at most this many words per rank.
+    pub fn with_memory_words(mut self, words: u64) -> Self {
+        self.memory_words = Some(words);
+        self
+    }
+
+    /// Leaving at most this fraction of the ranks idle.
+    pub fn with_max_idle_fraction(mut self, fraction: f64) -> Self {
+        self.max_idle_fraction = fraction;
+        self
     }
 }
 

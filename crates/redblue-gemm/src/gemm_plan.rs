@@ -1,4 +1,4 @@
-//! The plan convention for the multiplication: [`GemmOptions`] (what the planner may use),
+//! The plan convention for the multiplication: [`GemmParams`] (what the planner may use),
 //! [`GemmPlan`] (the schedule, the native layouts, every rank's exact words and messages and
 //! the memory it needs, known before anything is allocated) and [`gemm_with`] (runs a plan).
 
@@ -20,25 +20,25 @@ use std::fmt;
 /// # Examples
 /// ```
 /// use redblue_core::Op;
-/// use redblue_gemm::{Algorithm, GemmOptions, GemmPlan, GemmShape};
+/// use redblue_gemm::{Algorithm, GemmParams, GemmPlan, GemmShape};
 ///
 /// let shape = GemmShape::new(2000, 2000, 2000);
 /// let ops = (Op::NoTrans, Op::NoTrans);
 /// // COSMA by default; within 4 million words per rank (4.5 million without) it adds
 /// // sequential k steps.
-/// let options = GemmOptions::default().with_memory_words(4_000_000);
-/// let plan = GemmPlan::new(shape, ops, 8, &options).unwrap();
+/// let params = GemmParams::default().with_memory_words(4_000_000);
+/// let plan = GemmPlan::new(shape, ops, 8, &params).unwrap();
 /// assert!(plan.memory_bytes(8) <= 32_000_000);
 /// assert!(plan.schedule().to_string().starts_with("sk"));
 /// // A baseline, or a strategy of one's own (which overrides the algorithm).
-/// let summa = GemmPlan::new(shape, ops, 8, &GemmOptions::default().with_algorithm(Algorithm::Summa));
+/// let summa = GemmPlan::new(shape, ops, 8, &GemmParams::default().with_algorithm(Algorithm::Summa));
 /// assert_eq!(summa.unwrap().schedule().grid(), [2, 4, 1]);
-/// let mine = GemmOptions::default().with_strategy("pm2,pn2,pk2".parse().unwrap());
+/// let mine = GemmParams::default().with_strategy("pm2,pn2,pk2".parse().unwrap());
 /// assert_eq!(GemmPlan::new(shape, ops, 8, &mine).unwrap().algorithm(), None);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct GemmOptions {
+pub struct GemmParams {
     /// The schedule planned when no strategy is given (default [`Algorithm::Cosma`]).
     pub algorithm: Algorithm,
     /// Words (matrix elements) each rank may hold; `None` (the default) = unlimited.
@@ -51,9 +51,9 @@ pub struct GemmOptions {
     pub strategy: Option<Strategy>,
 }
 
-impl Default for GemmOptions {
+impl Default for GemmParams {
     fn default() -> Self {
-        GemmOptions {
+        GemmParams {
             algorithm: Algorithm::Cosma,
             memory_words: None,
             max_idle_fraction: 0.03,
@@ -62,7 +62,7 @@ impl Default for GemmOptions {
     }
 }
 
-impl GemmOptions {
+impl GemmParams {
     /// With this algorithm.
     pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
         self.algorithm = algorithm;
@@ -90,16 +90,17 @@ impl GemmOptions {
     /// The memory and idle fraction as [`PlanOptions`] (for [`crate::plan_strategy`] and
     /// [`Algorithm::schedule`]).
     pub fn plan_options(&self) -> PlanOptions {
-        PlanOptions {
-            memory_words: self.memory_words,
-            max_idle_fraction: self.max_idle_fraction,
+        let options = PlanOptions::default().with_max_idle_fraction(self.max_idle_fraction);
+        match self.memory_words {
+            Some(words) => options.with_memory_words(words),
+            None => options,
         }
     }
 }
 
 /// A multiplication `C = alpha·op(A)·op(B) + beta·C` planned before anything is allocated —
 /// the plan convention of redblue's algorithm crates: a pure planner ([`GemmPlan::new`]) turns
-/// the shape, the ops, the ranks and the options ([`GemmOptions`]) into a value that tells the
+/// the shape, the ops, the ranks and the options ([`GemmParams`]) into a value that tells the
 /// schedule ([`GemmPlan::schedule`]), the native layouts ([`GemmPlan::native_layouts`]), every
 /// rank's exact words and messages ([`GemmPlan::rank_costs`]) and the memory the busiest rank
 /// needs ([`GemmPlan::memory_bytes`]); [`gemm_with`] runs it, checking first that the operands
@@ -113,11 +114,11 @@ impl GemmOptions {
 /// use redblue_comm::{run_ranks, Communicator};
 /// use redblue_core::Op;
 /// use redblue_dist::OwnedDistMatrix;
-/// use redblue_gemm::{gemm_with, GemmOptions, GemmPlan, GemmShape};
+/// use redblue_gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
 /// use redblue_kernels::Par;
 ///
 /// let ops = (Op::NoTrans, Op::Trans);
-/// let plan = GemmPlan::new(GemmShape::new(60, 50, 70), ops, 4, &GemmOptions::default()).unwrap();
+/// let plan = GemmPlan::new(GemmShape::new(60, 50, 70), ops, 4, &GemmParams::default()).unwrap();
 /// println!("{plan}: {} bytes per rank at most", plan.memory_bytes(8)); // nothing allocated yet
 /// let measured = run_ranks(4, |comm| {
 ///     let [la, lb, lc] = plan.native_layouts().unwrap();
@@ -154,10 +155,10 @@ impl GemmPlan {
     /// # Examples
     /// ```
     /// use redblue_core::Op;
-    /// use redblue_gemm::{GemmOptions, GemmPlan, GemmShape};
+    /// use redblue_gemm::{GemmParams, GemmPlan, GemmShape};
     ///
     /// let ops = (Op::NoTrans, Op::NoTrans);
-    /// let plan = GemmPlan::new(GemmShape::new(4096, 4096, 4096), ops, 65, &GemmOptions::default())?;
+    /// let plan = GemmPlan::new(GemmShape::new(4096, 4096, 4096), ops, 65, &GemmParams::default())?;
     /// // COSMA leaves one of 65 ranks idle for a 4 × 4 × 4 grid.
     /// assert_eq!((plan.ranks(), plan.nranks(), plan.schedule().grid()), (64, 65, [4, 4, 4]));
     /// let costs = plan.rank_costs(8);
@@ -169,7 +170,7 @@ impl GemmPlan {
         shape: GemmShape,
         ops: (Op, Op),
         p: usize,
-        options: &GemmOptions,
+        options: &GemmParams,
     ) -> Result<Self, PlanError> {
         if p == 0 {
             return Err(PlanError::InvalidOptions(
@@ -374,13 +375,13 @@ impl fmt::Display for GemmPlan {
 /// use redblue_comm::run_ranks;
 /// use redblue_core::Op;
 /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
-/// use redblue_gemm::{gemm_with, GemmError, GemmOptions, GemmPlan, GemmShape};
+/// use redblue_gemm::{gemm_with, GemmError, GemmParams, GemmPlan, GemmShape};
 /// use redblue_kernels::Par;
 ///
 /// let ops = (Op::NoTrans, Op::NoTrans);
-/// let plan = GemmPlan::new(GemmShape::new(30, 20, 40), ops, 3, &GemmOptions::default()).unwrap();
+/// let plan = GemmPlan::new(GemmShape::new(30, 20, 40), ops, 3, &GemmParams::default()).unwrap();
 /// // m and k swapped: the same plan cannot be used.
-/// let swapped = GemmPlan::new(GemmShape::new(40, 20, 30), ops, 3, &GemmOptions::default()).unwrap();
+/// let swapped = GemmPlan::new(GemmShape::new(40, 20, 30), ops, 3, &GemmParams::default()).unwrap();
 /// let results = run_ranks(3, |comm| {
 ///     let bc = |m, n| BlockCyclic::new(m, n, 4, 4, 1, 3).unwrap();
 ///     let a = OwnedDistMatrix::<f64, _>::random(&comm, bc(30, 40), 1).unwrap();

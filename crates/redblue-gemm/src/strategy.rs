@@ -91,6 +91,7 @@ impl fmt::Display for Step {
 
 /// Why a strategy string or step list was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StrategyError {
     /// A token is not `p|s`, `m|n|k`, then a number (the offending token).
     Syntax(String),

@@ -395,6 +395,31 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// # Collective
     /// # Errors
     /// As [`LuFactors::lower`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    /// use redblue_lu::{lu, LuParams};
+    ///
+    /// let ok = run_ranks(3, |comm| {
+    ///     let layout = BlockCyclic::new(30, 30, 4, 4, 1, 3).unwrap();
+    ///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout, 1).unwrap();
+    ///     let fac = lu(&comm, &a, &LuParams::default().with_block(4)).unwrap();
+    ///     let (l, u) = (fac.lower(&comm).unwrap(), fac.upper(&comm).unwrap());
+    ///     let packed = fac.packed(&comm).unwrap();
+    ///     // Row i of the packed factors is row perm()[i] of P·(L\U).
+    ///     let (l, u, packed) = (l.gather(&comm, 0).unwrap(), u.gather(&comm, 0).unwrap(), packed.gather(&comm, 0).unwrap());
+    ///     let perm = fac.perm().to_vec();
+    ///     l.zip(u).zip(packed).map(|((l, u), packed)| {
+    ///         (0..30).all(|i| (0..30).all(|j| {
+    ///             let lu = if j < i { l[i + 30 * j] } else { u[i + 30 * j] };
+    ///             lu == packed[perm[i] + 30 * j]
+    ///         }))
+    ///     })
+    /// });
+    /// assert_eq!(ok[0], Some(true));
+    /// ```
     pub fn packed<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.check_comm(comm, self.layout.nranks())?;
         let keep = |_, _, v| v;
@@ -529,6 +554,27 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// # Collective
     /// # Errors
     /// As [`LuFactors::solve`] for the communicator; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::SelfComm;
+    /// use redblue_dist::{GridLayout, OwnedDistMatrix};
+    /// use redblue_lu::{lu, LuParams};
+    ///
+    /// let comm = SelfComm::new();
+    /// let a = OwnedDistMatrix::<f64, _>::random(&comm, GridLayout::even(20, 20, 1, 1).unwrap(), 3).unwrap();
+    /// let fac = lu(&comm, &a, &LuParams::default()).unwrap();
+    /// let l = fac.lower(&comm).unwrap().gather(&comm, 0).unwrap().unwrap();
+    /// let u = fac.upper(&comm).unwrap().gather(&comm, 0).unwrap().unwrap();
+    /// // (L·U)[i, j] = (P·A)[i, j] = A[perm[i], j].
+    /// let a = a.gather(&comm, 0).unwrap().unwrap();
+    /// for i in 0..20 {
+    ///     for j in 0..20 {
+    ///         let lu: f64 = (0..20).map(|k| l[i + 20 * k] * u[k + 20 * j]).sum();
+    ///         assert!((lu - a[fac.perm()[i] + 20 * j]).abs() < 1e-12);
+    ///     }
+    /// }
+    /// ```
     pub fn lower<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.triangle(comm, |i, j, v| match j.cmp(&i) {
             std::cmp::Ordering::Less => v,
@@ -542,6 +588,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// # Collective
     /// # Errors
     /// As [`LuFactors::lower`].
+    ///
+    /// # Examples
+    /// See [`LuFactors::lower`].
     pub fn upper<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, LuError> {
         self.triangle(comm, |i, j, v| if j >= i { v } else { T::zero() })
     }

@@ -150,6 +150,21 @@ impl LuPlan {
 /// [`LuError::InvalidParams`] for a zero tile width, a given grid (or number of layers) larger
 /// than `p` or with more layers than the tile width (or more than one, for 2D);
 /// [`LuError::Grid`] when no grid fits.
+///
+/// # Examples
+/// ```
+/// use redblue_lu::{lu_plan, LuAlgorithm, LuParams, TileGrid};
+///
+/// // COnfLUX on 512 ranks at N = 16384: several layers, the width a multiple of them.
+/// let (grid, v) = lu_plan(16384, 512, &LuParams::default()).unwrap();
+/// assert!(grid.c > 1 && grid.ranks() <= 512 && v % grid.c == 0);
+/// // A grid of one's own gets a width chosen for it.
+/// let given = LuParams::default().with_grid(TileGrid { px: 10, py: 10, c: 5 });
+/// assert_eq!(lu_plan(16384, 512, &given).unwrap().1 % 5, 0);
+/// // The 2D baseline has one layer.
+/// let (grid, _) = lu_plan(16384, 512, &LuParams::default().with_algorithm(LuAlgorithm::TwoD)).unwrap();
+/// assert_eq!(grid.c, 1);
+/// ```
 pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize), LuError> {
     if params.block == Some(0) {
         return Err(LuError::InvalidParams(

@@ -37,6 +37,10 @@ pub struct TileFactors<T: Scalar> {
 }
 
 /// The error of an operation on the factors: communication, layouts or a kernel.
+///
+/// Exhaustive on purpose, as [`SolveError`]: it is the pipeline's plumbing, which each
+/// algorithm crate maps variant by variant into its own error, so a new variant must make
+/// every such mapping fail to compile rather than fall into a catch-all.
 #[derive(Debug)]
 pub enum FactorsError {
     /// A communication failure.

@@ -263,7 +263,8 @@ pub fn permute_rows<T: KernelScalar, C: Communicator>(
     Ok(out)
 }
 
-/// The error of a solve: a communication or a kernel failure.
+/// The error of a solve: a communication or a kernel failure. Exhaustive on purpose (see
+/// [`FactorsError`](crate::factors::FactorsError)).
 #[derive(Debug)]
 pub enum SolveError {
     /// A communication failure.
