@@ -291,7 +291,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     Ok(CholeskyFactor {
         layout,
         uplo,
-        factors: TileFactors::new(geom, Triangles::Cholesky, comm.rank(), done),
+        factors: TileFactors::new(geom, Triangles::Cholesky, comm.rank(), done, par),
     })
 }
 
@@ -386,8 +386,8 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
 
     /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in
     /// `b`'s layout: forward substitution with `L`, back substitution with `Lᴴ`, on the
-    /// factor's grid. `comm` must be the communicator of the factorisation (or one of the same
-    /// size).
+    /// factor's grid, the local work on the factorisation's `Par`. `comm` must be the
+    /// communicator of the factorisation (or one of the same size).
     ///
     /// # Collective
     /// # Errors

@@ -368,7 +368,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     };
     Ok(LuFactors {
         layout,
-        factors: TileFactors::new(geom, Triangles::Lu, comm.rank(), run),
+        factors: TileFactors::new(geom, Triangles::Lu, comm.rank(), run, par),
         perm,
         growth,
     })
@@ -497,8 +497,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in
     /// `b`'s layout: the permutation, then forward and back substitution on the factors'
-    /// grid (distributed triangular solves, see the book's LU page). `comm` must be the
-    /// communicator of the factorisation (or one of the same size).
+    /// grid (distributed triangular solves, see the book's LU page), the local work on the
+    /// factorisation's `Par`. `comm` must be the communicator of the factorisation (or one of
+    /// the same size).
     ///
     /// # Collective
     /// # Errors

@@ -12,7 +12,7 @@ use redblue_core::pool::recycle;
 use redblue_core::{Op, Scalar};
 use redblue_dist::exchange::exchange;
 use redblue_dist::{transform, BlockCyclic, DistError, DistMatrix, Layout, OwnedDistMatrix};
-use redblue_kernels::{KernelError, KernelScalar};
+use redblue_kernels::{KernelError, KernelScalar, Par};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -34,6 +34,8 @@ pub struct TileFactors<T: Scalar> {
     empty: Tiles<T>,
     pivots: Vec<Vec<usize>>,
     blocks: Vec<Vec<T>>,
+    /// Threads of the solves' local work.
+    par: Par,
 }
 
 /// The error of an operation on the factors: communication, layouts or a kernel.
@@ -73,8 +75,9 @@ impl From<SolveError> for FactorsError {
 }
 
 impl<T: KernelScalar> TileFactors<T> {
-    /// The factors [`crate::run()`] left on `rank`.
-    pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>) -> Self {
+    /// The factors [`crate::run()`] left on `rank`; their solves run on `par` threads (the
+    /// factorisation's).
+    pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>, par: Par) -> Self {
         let tiles = match geom.coords(rank) {
             Some((x, y, _)) => Tiles::new(&geom, x, y, run.local),
             None => Tiles::empty(&geom),
@@ -88,6 +91,7 @@ impl<T: KernelScalar> TileFactors<T> {
             geom,
             pivots: run.pivots,
             blocks: run.blocks,
+            par,
         }
     }
 
@@ -171,8 +175,11 @@ impl<T: KernelScalar> TileFactors<T> {
         let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
         let x = self.with_layer_0(comm, |tiles| {
             let (pivots, blocks) = (&self.pivots, &self.blocks);
-            solve_native(comm, g, self.triangles, pivots, blocks, tiles, local, nrhs)
-                .map_err(FactorsError::from)
+            let triangles = self.triangles;
+            solve_native(
+                comm, g, triangles, pivots, blocks, tiles, local, nrhs, self.par,
+            )
+            .map_err(FactorsError::from)
         })?;
         let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
         let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;

@@ -288,7 +288,7 @@ impl From<KernelError> for SolveError {
 /// Solves `A·X = B` on layer 0 with the factors `factors` (this rank's layer-0 tiles,
 /// unpermuted rows, holding `triangles`), the steps' pivots and diagonal blocks (kept on the
 /// solving grid rows), for `B` given as this rank's local array `b` of [`rhs_layout`];
-/// returns `X` in the same layout.
+/// returns `X` in the same layout. The local solves and products run on `par` threads.
 ///
 /// # Collective
 /// # Errors
@@ -303,47 +303,39 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     factors: &Tiles<T>,
     mut b: Tiles<T>,
     nrhs: usize,
+    par: Par,
 ) -> Result<Tiles<T>, SolveError> {
     let n = g.n;
     let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let ny = b.cols.len();
-    let (mut pos, mut pos2) = (vec![usize::MAX; n], vec![usize::MAX; n]);
+    let mut piv_pos = vec![usize::MAX; n];
+    let mut row_pos = vec![usize::MAX; n];
     for (sweep, t, others) in schedule(pivots, n) {
         let piv = &pivots[t];
         let w = piv.len();
-        mark_positions(&mut pos, piv);
+        mark_positions(&mut piv_pos, piv);
         // 1. Rows `piv` to the solving grid row.
         let mut xs = vec![T::zero(); w * ny];
         exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
-            .apply(|i, j, v| xs[pos[i] + b.col_pos(j) * w] = v);
+            .apply(|i, j, v| xs[piv_pos[i] + b.col_pos(j) * w] = v);
         // 2. The diagonal block's solve.
         if at.is_some_and(|(x, _, _)| x == g.solver_row(t)) && ny > 0 && w > 0 {
-            let (uplo, op, diag) = match (triangles, sweep) {
-                (Triangles::Lu, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::Unit),
-                (Triangles::Lu, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
-                (Triangles::Cholesky, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::NonUnit),
-                (Triangles::Cholesky, Sweep::Backward) => {
-                    (Uplo::Lower, Op::ConjTrans, Diag::NonUnit)
-                }
-            };
-            trsm(
-                Side::Left,
-                uplo,
-                op,
-                diag,
-                T::one(),
-                MatRef::from_slice(&blocks[t], w, w, w)?,
+            let block = MatRef::from_slice(&blocks[t], w, w, w)?;
+            diagonal_solve(
+                triangles,
+                sweep,
+                block,
                 MatMut::from_slice(&mut xs, w, ny, w)?,
-                Par::Seq,
+                par,
             )?;
         }
         // 3. The solved rows down the grid column; their owners keep them.
         let mut x_blk = vec![T::zero(); w * ny];
         exchange(comm, &spread_moves(g, nrhs, t, piv, &others), |i, j| {
-            xs[pos[i] + b.col_pos(j) * w]
+            xs[piv_pos[i] + b.col_pos(j) * w]
         })?
         .apply(|i, j, v| {
-            x_blk[pos[i] + b.col_pos(j) * w] = v;
+            x_blk[piv_pos[i] + b.col_pos(j) * w] = v;
             if b.row_pos(i) != usize::MAX {
                 *b.at(i, j) = v;
             }
@@ -354,31 +346,24 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             Some((x, _, _)) if ny > 0 => g.rows_of(&others, x),
             _ => Vec::new(),
         };
-        mark_positions(&mut pos2, &mine);
-        let moves = factor_moves(g, triangles, sweep, nrhs, t, &others);
-        let transposed = triangles == Triangles::Cholesky && sweep == Sweep::Backward;
-        let (mr, start) = (mine.len(), g.panel(t).start);
-        let mut panel = vec![T::zero(); mr * w];
-        exchange(comm, &moves, |i, j| factors.get(i, j))?.apply(|i, j, v| {
-            if transposed {
-                // Row `i` of the panel, column `j` (one of mine): `w × mr`.
-                panel[(i - start) + pos2[j] * w] = v;
-            } else {
-                panel[pos2[i] + (j - start) * mr] = v;
-            }
-        });
-        if mr > 0 && w > 0 {
-            let (op, ld) = if transposed {
-                (Op::ConjTrans, w)
-            } else {
-                (Op::NoTrans, mr)
+        mark_positions(&mut row_pos, &mine);
+        let step = SweepStep {
+            g,
+            triangles,
+            sweep,
+            t,
+            nrhs,
+        };
+        let panel = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
+        if !mine.is_empty() && w > 0 {
+            let (op, panel) = match step.transposed() {
+                true => (Op::ConjTrans, MatRef::from_slice(&panel, w, mine.len(), w)?),
+                false => (
+                    Op::NoTrans,
+                    MatRef::from_slice(&panel, mine.len(), w, mine.len())?,
+                ),
             };
-            let panel = if transposed {
-                MatRef::from_slice(&panel, w, mr, ld)?
-            } else {
-                MatRef::from_slice(&panel, mr, w, ld)?
-            };
-            update_rows(&mut b, &mine, panel, op, &x_blk, w)?;
+            update_rows(&mut b, &mine, panel, op, &x_blk, w, par)?;
         }
     }
     if triangles == Triangles::Cholesky {
@@ -395,6 +380,71 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     )?)
 }
 
+/// Step 2 of a sweep: `X ← op(T)⁻¹·X` with the diagonal block's triangle `T` (LU forward: unit
+/// `L00`; LU back: `U00`; Cholesky forward: `L00`; Cholesky back: `L00ᴴ`).
+fn diagonal_solve<T: KernelScalar>(
+    triangles: Triangles,
+    sweep: Sweep,
+    block: MatRef<'_, T>,
+    xs: MatMut<'_, T>,
+    par: Par,
+) -> Result<(), KernelError> {
+    let (uplo, op, diag) = match (triangles, sweep) {
+        (Triangles::Lu, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::Unit),
+        (Triangles::Lu, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
+        (Triangles::Cholesky, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::NonUnit),
+        (Triangles::Cholesky, Sweep::Backward) => (Uplo::Lower, Op::ConjTrans, Diag::NonUnit),
+    };
+    trsm(Side::Left, uplo, op, diag, T::one(), block, xs, par)
+}
+
+/// Step `t` of one sweep of a solve.
+struct SweepStep<'g> {
+    g: &'g Geometry,
+    triangles: Triangles,
+    sweep: Sweep,
+    t: usize,
+    nrhs: usize,
+}
+
+impl SweepStep<'_> {
+    /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
+    /// panel's row of `L` as `Lᴴ`'s column.
+    fn transposed(&self) -> bool {
+        self.triangles == Triangles::Cholesky && self.sweep == Sweep::Backward
+    }
+
+    /// Step 4: the factor's panel on this rank's rows `mine` of `others` (`row_pos`: their
+    /// positions), `mine.len() × w` column-major, or `w × mine.len()` when
+    /// [`transposed`](Self::transposed).
+    ///
+    /// # Collective
+    fn factor_panel<T: KernelScalar, C: Communicator>(
+        &self,
+        comm: &C,
+        factors: &Tiles<T>,
+        others: &[usize],
+        mine: &[usize],
+        row_pos: &[usize],
+    ) -> Result<Vec<T>, CommError> {
+        let (g, t) = (self.g, self.t);
+        let moves = factor_moves(g, self.triangles, self.sweep, self.nrhs, t, others);
+        let (w, start) = (g.panel(t).len(), g.panel(t).start);
+        let rows = mine.len();
+        let mut panel = vec![T::zero(); rows * w];
+        let transposed = self.transposed();
+        exchange(comm, &moves, |i, j| factors.get(i, j))?.apply(|i, j, v| {
+            if transposed {
+                // Row `i` of the panel, column `j` (one of mine).
+                panel[(i - start) + row_pos[j] * w] = v;
+            } else {
+                panel[row_pos[i] + (j - start) * rows] = v;
+            }
+        });
+        Ok(panel)
+    }
+}
+
 /// `B[mine] −= op(panel)·X` (`X` is `w × ny`).
 fn update_rows<T: KernelScalar>(
     b: &mut Tiles<T>,
@@ -403,6 +453,7 @@ fn update_rows<T: KernelScalar>(
     op: Op,
     x_blk: &[T],
     w: usize,
+    par: Par,
 ) -> Result<(), KernelError> {
     let (mr, ny, ld) = (mine.len(), b.cols.len(), b.ld());
     let mut prod = vec![T::zero(); mr * ny];
@@ -414,7 +465,7 @@ fn update_rows<T: KernelScalar>(
         Op::NoTrans,
         T::zero(),
         MatMut::from_slice(&mut prod, mr, ny, mr)?,
-        Par::Seq,
+        par,
     )?;
     let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
     for jj in 0..ny {
