@@ -255,5 +255,7 @@ pub fn check_all<C: Communicator>(comm: &C) {
     check_gemm_residual::<C, c64>(comm);
     check_gemm_residual::<C, c32>(comm);
     check_cholesky_residuals::<C, f64>(comm);
+    check_cholesky_residuals::<C, f32>(comm);
+    check_cholesky_residuals::<C, c64>(comm);
     check_cholesky_residuals::<C, c32>(comm);
 }

@@ -516,14 +516,3 @@ fn rectangular_recursive_on_morton_is_not_latency_optimal() {
         "{square_small} → {square_large}"
     );
 }
-
-/// The larger sweeps of the book (release build: about ten seconds). Run with
-/// `cargo test --release -p redblue-cholesky --test sequential -- --ignored`.
-#[test]
-#[ignore]
-fn table1_full_sweeps_match_the_paper() {
-    let table = table1(Table1Scale::Full).unwrap();
-    println!("{table}");
-    let mismatches: Vec<String> = table.rows.iter().flat_map(|r| r.mismatches(0.25)).collect();
-    assert!(mismatches.is_empty(), "{mismatches:#?}");
-}

@@ -426,3 +426,168 @@ fn bad_lu_requests_exit_with_status_two_and_say_why() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn cholesky_json_has_every_field_passes_its_check_and_measures_the_model() {
+    for (algorithm, ranks, ty, layout, uplo) in [
+        ("confchox", "8", "f64", "native", "lower"),
+        ("2d", "6", "c32", "block-cyclic", "upper"),
+        ("confchox", "4", "c64", "block-cyclic", "upper"),
+        ("confchox", "3", "f32", "native", "lower"),
+    ] {
+        let out = redblue(&[
+            "cholesky",
+            "--n",
+            "97",
+            "--ranks",
+            ranks,
+            "--type",
+            ty,
+            "--algorithm",
+            algorithm,
+            "--uplo",
+            uplo,
+            "--block",
+            "8",
+            "--layout",
+            layout,
+            "--nrhs",
+            "3",
+            "--reps",
+            "1",
+            "--check",
+            "--json",
+        ]);
+        let v = json_line(&out);
+        for field in [
+            "op",
+            "n",
+            "ranks",
+            "ranks_used",
+            "type",
+            "algorithm",
+            "uplo",
+            "grid",
+            "block",
+            "backend",
+            "layout",
+            "nrhs",
+            "reps",
+            "time_s",
+            "gflops",
+            "solve_time_s",
+            "words_sent_max",
+            "words_sent_avg",
+            "messages_max",
+            "model_words",
+            "two_d_words",
+            "lower_bound_words",
+            "memory_words_max",
+            "residual",
+            "solve_residual",
+            "threshold",
+        ] {
+            assert!(v.get(field).is_some(), "{field} missing in {v}");
+        }
+        assert!(v.get("growth_factor").is_none(), "{v}");
+        assert_eq!(v["op"], "cholesky");
+        assert_eq!(v["algorithm"], algorithm);
+        assert_eq!(v["uplo"], uplo);
+        // ScaLAPACK's LLT tester threshold.
+        assert_eq!(v["threshold"].as_f64(), Some(3.0));
+        assert!(v["residual"].as_f64().unwrap() < 3.0, "{v}");
+        assert!(v["solve_residual"].as_f64().unwrap() < 16.0, "{v}");
+        if layout == "native" && uplo == "lower" {
+            assert_eq!(v["words_sent_max"], v["model_words"], "{v}");
+        }
+    }
+}
+
+#[test]
+fn plan_cholesky_matches_the_run_and_io_sim_reports_the_bounds() {
+    let args = ["--n", "120", "--ranks", "8", "--block", "8"];
+    let plan = json_line(&redblue(
+        &[&["plan", "cholesky", "--json"][..], &args].concat(),
+    ));
+    let run = json_line(&redblue(
+        &[&["cholesky", "--json", "--reps", "1"][..], &args].concat(),
+    ));
+    for field in [
+        "grid",
+        "block",
+        "model_words",
+        "two_d_words",
+        "lower_bound_words",
+    ] {
+        assert_eq!(run[field], plan[field], "{field}: {run} against {plan}");
+    }
+    assert_eq!(plan["model"], "exact");
+    assert_eq!(run["words_sent_max"], plan["model_words"]);
+    // The simulator: the square recursive algorithm on Morton storage within a constant of
+    // both bounds, LAPACK on column-major storage a factor √M above in messages.
+    let sim = |algorithm: &str, layout: &str| {
+        json_line(&redblue(&[
+            "io-sim",
+            "cholesky",
+            "--n",
+            "256",
+            "--memory",
+            "768",
+            "--algorithm",
+            algorithm,
+            "--layout",
+            layout,
+            "--json",
+        ]))
+    };
+    let square = sim("square", "morton");
+    assert_eq!(square["op"], "io-sim cholesky");
+    assert!(square["words_ratio"].as_f64().unwrap() < 1.3, "{square}");
+    assert!(square["messages_ratio"].as_f64().unwrap() < 4.0, "{square}");
+    let lapack = sim("lapack", "col-major");
+    assert!(
+        lapack["messages_ratio"].as_f64().unwrap() > 20.0,
+        "{lapack}"
+    );
+}
+
+#[test]
+fn bad_cholesky_requests_exit_with_status_two_and_say_why() {
+    for (args, says) in [
+        (
+            &["cholesky", "--n", "10", "--ranks", "2", "--block", "0"][..],
+            "tile width",
+        ),
+        (
+            &["cholesky", "--n", "10", "--ranks", "2", "--uplo", "middle"][..],
+            "middle",
+        ),
+        (
+            &[
+                "cholesky",
+                "--n",
+                "10",
+                "--ranks",
+                "4",
+                "--algorithm",
+                "2d",
+                "--layers",
+                "2",
+            ][..],
+            "one layer",
+        ),
+        (
+            &["cholesky", "--n", "10", "--ranks", "2", "--algorithm", "lu"][..],
+            "lu",
+        ),
+        (
+            &["io-sim", "cholesky", "--n", "64", "--memory", "2"][..],
+            "fast memory",
+        ),
+    ] {
+        let out = redblue(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -37,9 +37,10 @@ fn conflux_moves_well_below_two_d_at_512_and_4096_ranks() {
 
 #[test]
 fn conflux_never_moves_more_than_the_two_d_baseline_from_16_to_4096_ranks() {
-    // Every P from 16 to 48, then a spread up to 4096 (the `plan_sweep` example checks every
-    // P in the range).
-    let mut ranks: Vec<usize> = (16..=48).collect();
+    // Every P from 16 to 128, then a spread up to 4096 (the `plan_sweep` example checks every
+    // P in the range: 0 over 2D, the closest 0.983 of 2D's words sent at P = 93 and 0.9996 of
+    // its words received at P = 59; eleven minutes, too long for the tests).
+    let mut ranks: Vec<usize> = (16..=128).collect();
     let mut p = 48.0f64;
     while p < 4096.0 {
         p *= 1.17;

@@ -1,0 +1,56 @@
+//! The planner's targets, on the pure planner (no ranks run): COnfCHOX's default plan moves
+//! well below the 2D baseline at scale, by the exact per-rank model, and no plan claims to
+//! move less than the lower bound.
+
+use redblue_cholesky::{cholesky_lower_bound, CholeskyAlgorithm, CholeskyParams, CholeskyPlan};
+
+/// The default plan and its exact largest words sent and received by a rank.
+fn planned(n: usize, p: usize, algorithm: CholeskyAlgorithm) -> (CholeskyPlan, u64, u64) {
+    let plan = CholeskyPlan::new(n, p, &CholeskyParams::default().with_algorithm(algorithm))
+        .expect("a plan");
+    let costs = plan.rank_costs(p, 8);
+    let sent = costs.iter().map(|s| s.words_sent).max().unwrap();
+    let received = costs.iter().map(|s| s.words_received).max().unwrap();
+    (plan, sent, received)
+}
+
+#[test]
+fn confchox_moves_at_most_four_fifths_of_two_d_at_512_and_4096_ranks() {
+    let n = 16384;
+    for p in [512, 4096] {
+        let (chox, sent, received) = planned(n, p, CholeskyAlgorithm::Confchox);
+        let (two_d, sent_2d, received_2d) = planned(n, p, CholeskyAlgorithm::TwoD);
+        assert!(chox.block >= 32 && chox.block % chox.grid.c == 0, "P={p}");
+        for (what, words, baseline) in
+            [("sent", sent, sent_2d), ("received", received, received_2d)]
+        {
+            assert!(
+                words as f64 <= 0.8 * baseline as f64,
+                "P={p}: COnfCHOX {} v={} {words} words {what}, 2D {} v={} {baseline}",
+                chox.grid,
+                chox.block,
+                two_d.grid,
+                two_d.block
+            );
+        }
+    }
+}
+
+#[test]
+fn no_plan_moves_less_than_the_lower_bound() {
+    // The bound with M the words a rank of the plan holds (its share of the c copies):
+    // `N³/(3P√M) + N²/(2P) + N/P`, against the busiest rank's words received.
+    for (n, p) in [(4096, 16), (16384, 64), (16384, 512), (16384, 4096)] {
+        for algorithm in [CholeskyAlgorithm::Confchox, CholeskyAlgorithm::TwoD] {
+            let (plan, _, received) = planned(n, p, algorithm);
+            let used = plan.grid.ranks() as f64;
+            let memory = plan.grid.c as f64 * (n * n) as f64 / used;
+            let bound = cholesky_lower_bound(n as f64, used, memory);
+            assert!(
+                received as f64 >= bound,
+                "N={n} P={p} {algorithm} {}: {received} < {bound}",
+                plan.grid
+            );
+        }
+    }
+}
