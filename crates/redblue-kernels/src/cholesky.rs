@@ -6,7 +6,7 @@
 //! the transposed view), `A22 ← A22 − A21·A21ᴴ` on the lower triangle only (the
 //! recursion of [`gemmt`](crate::gemmt), which puts every flop outside its small diagonal
 //! leaves through the crate's rectangular matmul), then factor `A22`. The upper triangle is the
-//! mirror image: `A12 ← U11⁻ᴴ·A12`, `A22 ← A22 − A12ᴴ·A12`. Blocks at most [`LEAF`] wide are
+//! mirror image: `A12 ← U11⁻ᴴ·A12`, `A22 ← A22 − A12ᴴ·A12`. Blocks at most [`POTRF_LEAF`] wide are
 //! factored column by column. Measurements against OpenBLAS: the book's kernels page.
 //!
 //! Why not faer's `cholesky::llt::factor::cholesky_in_place`: its trailing update is faer's
@@ -23,8 +23,12 @@ use faer::{Accum, Conj};
 use redblue_core::{Diag, Scalar, Uplo};
 use std::cmp::Ordering;
 
-/// Blocks at most this many columns wide are factored column by column.
-const LEAF: usize = 32;
+/// Blocks at most this many columns wide are factored column by column: chosen by measurement
+/// (`cargo bench -p redblue-benches --bench potrf_leaf`, the book's kernels page): from 16 to
+/// 64 the factorisation's time changes by a few percent at most, 8 is slower (more, smaller
+/// products) and 128 too (the column-by-column leaf does its `O(leaf³)` flops outside the
+/// matmul).
+pub const POTRF_LEAF: usize = 32;
 
 /// Cholesky factorisation of the Hermitian positive definite `n × n` matrix `A`, of which only
 /// the `uplo` triangle is read: `A = L·Lᴴ` with `L` lower triangular (`Uplo::Lower`) or
@@ -65,7 +69,34 @@ const LEAF: usize = 32;
 /// # Ok::<(), KernelError>(())
 /// ```
 pub fn potrf<T: KernelScalar>(uplo: Uplo, a: MatMut<'_, T>, par: Par) -> Result<(), KernelError> {
-    let (n, nc) = a.shape();
+    check_square(a.shape())?;
+    let mut a = a;
+    if let Some(result) = T::system_potrf(uplo, a.rb_mut(), par) {
+        return result.map_err(|column| KernelError::NotPositiveDefinite { column });
+    }
+    factor(uplo, a.into_faer(), par, POTRF_LEAF)
+        .map_err(|column| KernelError::NotPositiveDefinite { column })
+}
+
+/// [`potrf`]'s recursive algorithm (never the system LAPACK) with blocks at most `leaf` columns
+/// wide factored column by column: for measuring [`POTRF_LEAF`].
+///
+/// # Errors
+/// As [`potrf`].
+#[doc(hidden)]
+pub fn potrf_with_leaf<T: KernelScalar>(
+    uplo: Uplo,
+    a: MatMut<'_, T>,
+    par: Par,
+    leaf: usize,
+) -> Result<(), KernelError> {
+    check_square(a.shape())?;
+    factor(uplo, a.into_faer(), par, leaf.max(1))
+        .map_err(|column| KernelError::NotPositiveDefinite { column })
+}
+
+/// `A` square, or [`KernelError::ShapeMismatch`].
+fn check_square((n, nc): (usize, usize)) -> Result<(), KernelError> {
     if nc != n {
         return Err(KernelError::ShapeMismatch {
             kernel: "potrf",
@@ -74,18 +105,19 @@ pub fn potrf<T: KernelScalar>(uplo: Uplo, a: MatMut<'_, T>, par: Par) -> Result<
             found: (n, nc),
         });
     }
-    let mut a = a;
-    if let Some(result) = T::system_potrf(uplo, a.rb_mut(), par) {
-        return result.map_err(|column| KernelError::NotPositiveDefinite { column });
-    }
-    factor(uplo, a.into_faer(), par).map_err(|column| KernelError::NotPositiveDefinite { column })
+    Ok(())
 }
 
 /// Factors the `uplo` triangle of `a` in place (LAPACK `potrf2`); `Err(j)` names the first
 /// column whose pivot is not positive.
-fn factor<T: KernelScalar>(uplo: Uplo, a: faer::MatMut<'_, T>, par: Par) -> Result<(), usize> {
+fn factor<T: KernelScalar>(
+    uplo: Uplo,
+    a: faer::MatMut<'_, T>,
+    par: Par,
+    leaf: usize,
+) -> Result<(), usize> {
     let n = a.nrows();
-    if n <= LEAF {
+    if n <= leaf {
         return match uplo {
             Uplo::Lower => factor_unblocked(a),
             Uplo::Upper => factor_unblocked_upper(a),
@@ -103,7 +135,7 @@ fn factor<T: KernelScalar>(uplo: Uplo, a: faer::MatMut<'_, T>, par: Par) -> Resu
         par,
     };
     let (mut a11, mut a12, mut a21, mut a22) = a.split_at_mut(n1, n1);
-    factor(uplo, a11.rb_mut(), par)?;
+    factor(uplo, a11.rb_mut(), par, leaf)?;
     match uplo {
         Uplo::Lower => {
             // A21·L11ᴴ = A21₀  ⇔  conj(L11)·A21ᵀ = A21₀ᵀ, solved on the row-major view A21ᵀ
@@ -134,7 +166,7 @@ fn factor<T: KernelScalar>(uplo: Uplo, a: faer::MatMut<'_, T>, par: Par) -> Resu
             );
         }
     }
-    factor(uplo, a22, par).map_err(|j| j + n1)
+    factor(uplo, a22, par, leaf).map_err(|j| j + n1)
 }
 
 /// The column-by-column factorisation (LAPACK `potf2`, right-looking) of the lower triangle.
@@ -167,7 +199,7 @@ fn factor_unblocked<T: KernelScalar>(mut a: faer::MatMut<'_, T>) -> Result<(), u
     Ok(())
 }
 
-/// The upper triangle of a block at most [`LEAF`] wide: copied as the lower triangle of its
+/// The upper triangle of a block at most [`POTRF_LEAF`] wide: copied as the lower triangle of its
 /// adjoint (`Aᴴ = A` for Hermitian `A`, so that lower triangle holds the same matrix), factored
 /// there as `L·Lᴴ`, and `U = Lᴴ` copied back. The copies cost `O(n²)` against `O(n³)`.
 fn factor_unblocked_upper<T: KernelScalar>(mut a: faer::MatMut<'_, T>) -> Result<(), usize> {

@@ -49,7 +49,7 @@ mod triangle;
 mod trsm;
 mod view;
 
-pub use cholesky::potrf;
+pub use cholesky::{potrf, potrf_with_leaf, POTRF_LEAF};
 pub use error::KernelError;
 pub use gemm::gemm;
 pub use gemmt::gemmt;
