@@ -54,3 +54,29 @@ fn no_plan_moves_less_than_the_lower_bound() {
         }
     }
 }
+
+#[test]
+fn confchox_never_moves_more_than_the_two_d_baseline() {
+    // Every P from 2 to 96, then a spread up to 4096; the busiest rank, sent and received.
+    let mut ranks: Vec<usize> = (2..=96).collect();
+    let mut p = 96.0f64;
+    while p < 4096.0 {
+        p *= 1.25;
+        ranks.push((p as usize).min(4096));
+    }
+    ranks.extend([128, 512, 729, 1000]);
+    let n = 16384;
+    for p in ranks {
+        let (chox, sent, received) = planned(n, p, CholeskyAlgorithm::Confchox);
+        let (two_d, sent_2d, received_2d) = planned(n, p, CholeskyAlgorithm::TwoD);
+        assert!(
+            sent <= sent_2d && received <= received_2d,
+            "P={p}: COnfCHOX {} v={} {sent}/{received} words sent/received, 2D {} v={} \
+             {sent_2d}/{received_2d}",
+            chox.grid,
+            chox.block,
+            two_d.grid,
+            two_d.block
+        );
+    }
+}
