@@ -290,8 +290,21 @@ impl Tally {
         }
     }
 
+    /// A [`crate::CommunicatorExt::tree_broadcast`] of `n` elements of `bytes` bytes over
+    /// `members` in tree order: `O(members)`, where [`Tally::tree`] visits every rank.
+    pub fn tree_of(&mut self, members: &[usize], n: usize, bytes: usize) {
+        for (q, &r) in members.iter().enumerate() {
+            let sends = tree_sends(q, members.len());
+            self.send(r, sends * n, sends, bytes);
+            if q > 0 {
+                self.receive(r, n, 1, bytes);
+            }
+        }
+    }
+
     /// A [`crate::CommunicatorExt::tree_broadcast`] of `n` elements of `bytes` bytes over a tree
-    /// of `len` members, `position(rank)` giving each member's position (`None` off the tree).
+    /// of `len` members, `position(rank)` giving each member's position (`None` off the tree):
+    /// for trees whose positions follow from a rank in `O(1)`.
     pub fn tree(
         &mut self,
         len: usize,
@@ -361,6 +374,8 @@ mod tests {
             4,
             16,
         );
+        // The same tree again from its member list: counted twice.
+        tally.tree_of(&members, 4, 16);
         tally.all_reduce(3, 8);
         for r in 0..p {
             let sends: Vec<(usize, usize)> = senders
@@ -382,7 +397,7 @@ mod tests {
                 }
                 .stats(r, 8);
             for tr in tree_broadcast(r, &members, 4) {
-                expected = expected + tr.stats(r, 16);
+                expected = expected + tr.stats(r, 16) + tr.stats(r, 16);
             }
             expected = expected + all_reduce(r, p, 3).stats(r, 8);
             assert_eq!(tally.stats[r], expected, "rank {r}");

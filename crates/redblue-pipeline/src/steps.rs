@@ -275,9 +275,7 @@ pub fn count_row_broadcast(
         if r == 0 || g.py == 1 {
             continue;
         }
-        let members = row_broadcast_members(g, t, x);
-        let position = |rank: usize| members.iter().position(|&m| m == rank);
-        tally.tree(g.py, position, r * w, bytes);
+        tally.tree_of(&row_broadcast_members(g, t, x), r * w, bytes);
     }
 }
 
