@@ -1,17 +1,23 @@
-//! The 2.5D tile pipeline of redblue's factorisations (COnfLUX LU now, COnfCHOX Cholesky
-//! next; seed 000, digest §1.4–1.5): everything about where data lives and moves that does not
-//! depend on the algorithm's arithmetic.
+//! The 2.5D tile pipeline of redblue's factorisations (COnfLUX LU and COnfCHOX Cholesky, with
+//! their 2D baselines; seed 000, digest §1.4–1.5): everything about where data lives and moves
+//! that does not depend on the algorithm's arithmetic, and the step loop the algorithms plug
+//! their arithmetic into.
 //!
+//! Planning, pure (no communicator, no data):
 //! - [`TileGrid`]: the `[Px, Py, c]` grid; [`plan_grid`] chooses it and the tile width with the
 //!   algorithm's cost function ([`choose_width`]), [`choose_grid`] by the leading order
 //!   ([`leading_words`]).
 //! - [`Geometry`]: the grid, the tile width and the order — who holds which tile, which ranks
 //!   reduce and factor step `t`'s panel; [`Tiles`]: one layer's tiles on one rank as a local
 //!   array, with the local row reordering a factorisation with row masking needs.
-//! - [`steps`]: the shared steps as move plans and as exact counts from sizes.
+//! - [`steps`]: the shared steps as move plans and as exact counts from sizes; [`replay`]: the
+//!   exact per-rank model of a whole factorisation ([`factor_costs`], [`planned_words`]).
 //!
-//! All of it is pure: no communicator, no data; the algorithm crates run the plans with
-//! [`redblue_dist::exchange`] and the communicator's tree broadcast.
+//! Execution, on a communicator:
+//! - [`run()`]: the step loop, driven by the algorithm's hooks ([`TileAlgorithm`]), with
+//!   look-ahead; [`reserve()`]: the large buffers allocated and agreed on before data moves.
+//! - [`TileFactors`]: the factors where the loop left them, gathered to layer 0 when first
+//!   used ([`gather`]), the distributed solves ([`solve`]), the factors in any layout.
 
 pub mod factors;
 pub mod gather;
