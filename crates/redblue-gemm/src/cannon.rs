@@ -245,8 +245,8 @@ where
     if shape.m == 0 || shape.n == 0 {
         return Ok(());
     }
-    let (m, n, k) = (shape.m, shape.n, shape.k);
-    if k == 0 || alpha == T::zero() {
+    let (m, n) = (shape.m, shape.n);
+    if shape.k == 0 || alpha == T::zero() {
         crate::cosma::scale(c.local_mut(), beta);
         return Ok(());
     }
@@ -257,55 +257,15 @@ where
         cannon_working_words(shape, q, rows, cols)
     });
     agree_on_working_memory::<T, C>(comm, cannon_busiest_working_words(shape, q), mine)?;
+    let skewed = skew(comm, q, shape, (a, op_a), (b, op_b))?;
     let empty = || (0..0, 0..0);
-    let a_needs: Vec<Rect> = (0..p)
-        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(k, q, (i + j) % q))))
-        .collect();
-    let b_needs: Vec<Rect> = (0..p)
-        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(k, q, (i + j) % q), blk(n, q, j))))
-        .collect();
-    let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
-    let ga = gather_blocks(
-        comm,
-        a.layout(),
-        a.local(),
-        op_a,
-        &a_needs,
-        &mut a_buf,
-        TAG_A,
-    )?;
-    let gb = gather_blocks(
-        comm,
-        b.layout(),
-        b.local(),
-        op_b,
-        &b_needs,
-        &mut b_buf,
-        TAG_B,
-    )?;
     let rects: Vec<Rect> = (0..p)
         .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(n, q, j))))
         .collect();
     let layout = c.layout().clone();
     let in_place = c_in_place(&layout, &rects, me);
     let mut partial = Vec::new();
-    if let Some((i, j)) = coords(me) {
-        let l0 = (i + j) % q;
-        let (rows, cols, inner) = (blk(m, q, i).len(), blk(n, q, j).len(), blk(k, q, l0).len());
-        // The current blocks, owned (they travel).
-        let owned = |g, local: &[T], buf: &[T], r: usize, c: usize| -> Result<Vec<T>, GemmError> {
-            let v = gathered_view(g, local, buf, r, c)?;
-            Ok((0..c).flat_map(|col| v.col(col).to_vec()).collect())
-        };
-        let blocks = Shifting {
-            q,
-            at: (i, j),
-            k,
-            rows,
-            cols,
-            a: owned(ga, a.local(), &a_buf, rows, inner)?,
-            b: owned(gb, b.local(), &b_buf, inner, cols)?,
-        };
+    if let Some(blocks) = skewed {
         let target = match in_place {
             Some((offset, ld)) => Target::InPlace {
                 c: &mut c.local_mut()[offset..],
@@ -314,7 +274,7 @@ where
                 beta,
             },
             None => {
-                partial = vec![T::zero(); rows * cols];
+                partial = vec![T::zero(); blocks.rows * blocks.cols];
                 Target::Partial(&mut partial)
             }
         };
@@ -336,6 +296,58 @@ where
         beta,
     )?;
     Ok(())
+}
+
+/// The initial skew: rank `(i, j)` of the `q × q` grid gathers `op(A)[i, (i+j) mod q]` and
+/// `op(B)[(i+j) mod q, j]` from wherever they are (one gather each, in which every rank takes
+/// part); `None` off the grid.
+///
+/// # Collective
+fn skew<T, C, A, B>(
+    comm: &C,
+    q: usize,
+    shape: GemmShape,
+    (a, op_a): (&A, Op),
+    (b, op_b): (&B, Op),
+) -> Result<Option<Shifting<T>>, GemmError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrix<T> + ?Sized,
+{
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let coords = |r: usize| (r < q * q).then(|| (r / q, r % q));
+    let empty = || (0..0, 0..0);
+    let a_needs: Vec<Rect> = (0..comm.size())
+        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(m, q, i), blk(k, q, (i + j) % q))))
+        .collect();
+    let b_needs: Vec<Rect> = (0..comm.size())
+        .map(|r| coords(r).map_or_else(empty, |(i, j)| (blk(k, q, (i + j) % q), blk(n, q, j))))
+        .collect();
+    let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
+    let (a_local, b_local) = (a.local(), b.local());
+    let ga = gather_blocks(comm, a.layout(), a_local, op_a, &a_needs, &mut a_buf, TAG_A)?;
+    let gb = gather_blocks(comm, b.layout(), b_local, op_b, &b_needs, &mut b_buf, TAG_B)?;
+    let Some((i, j)) = coords(comm.rank()) else {
+        return Ok(None);
+    };
+    let l0 = (i + j) % q;
+    let (rows, cols, inner) = (blk(m, q, i).len(), blk(n, q, j).len(), blk(k, q, l0).len());
+    // The current blocks, owned (they travel).
+    let owned = |g, local: &[T], buf: &[T], r: usize, c: usize| -> Result<Vec<T>, GemmError> {
+        let v = gathered_view(g, local, buf, r, c)?;
+        Ok((0..c).flat_map(|col| v.col(col).to_vec()).collect())
+    };
+    Ok(Some(Shifting {
+        q,
+        at: (i, j),
+        k,
+        rows,
+        cols,
+        a: owned(ga, a_local, &a_buf, rows, inner)?,
+        b: owned(gb, b_local, &b_buf, inner, cols)?,
+    }))
 }
 
 /// Where a rank's products go: into its block of `C` in place (alpha and beta applied), or
