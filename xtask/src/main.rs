@@ -12,7 +12,9 @@ const USAGE: &str = "\
 usage: cargo xtask <task>
 
 tasks:
-  ci          fmt check, clippy -D warnings, tests, docs with -D warnings, book build
+  ci          fmt check, clippy -D warnings, tests, docs with -D warnings, book build (and the
+              kernels on the system BLAS when OpenBLAS is installed)
+  test-blas   the kernels' tests on the system BLAS / LAPACK (needs OpenBLAS)
   test-mpi    build with the `mpi` feature and run the MPI suites under mpirun at 1, 2, 3, 4 ranks
   book        build the book (book/book)
   plot        regenerate the book's plots from the cost models (book/src/img/*.svg)
@@ -30,6 +32,7 @@ fn main() {
     env::set_current_dir(&root).expect("cannot enter the workspace root");
     let result = match task.as_str() {
         "ci" => ci(),
+        "test-blas" => test_blas(),
         "test-mpi" => test_mpi(),
         "book" => book(),
         "plot" => plot(),
@@ -115,15 +118,26 @@ fn have_openblas() -> bool {
         || std::path::Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so").exists()
 }
 
-/// The kernels again with the `openblas-system` feature: the same tests on the system BLAS /
-/// LAPACK, and the test that proves the calls go there.
+/// The kernels again with the `openblas-system` feature when OpenBLAS is installed (skipped,
+/// and said, when it is not: the README's test command needs nothing beyond Rust).
 fn system_blas() -> Result<(), String> {
     if !have_openblas() {
         println!(
             "xtask ci: SKIPPED the system-BLAS kernel tests: no libopenblas \
-             (Debian: apt-get install libopenblas-dev liblapack-dev)."
+             (Debian: apt-get install libopenblas-dev liblapack-dev; then `cargo xtask test-blas`)."
         );
         return Ok(());
+    }
+    test_blas()
+}
+
+/// The kernels with the `openblas-system` feature: the same tests on the system BLAS / LAPACK,
+/// and the test that proves the calls go there. Fails without OpenBLAS.
+fn test_blas() -> Result<(), String> {
+    if !have_openblas() {
+        return Err(
+            "no libopenblas (Debian: apt-get install libopenblas-dev liblapack-dev)".into(),
+        );
     }
     let feature = ["-p", "redblue-kernels", "--features", "openblas-system"];
     let clippy = [
@@ -179,11 +193,14 @@ fn plot() -> Result<(), String> {
     Ok(())
 }
 
+/// Builds the book with mdBook's library (no `mdbook` binary needed): `book/book`.
 fn book() -> Result<(), String> {
-    if !have("mdbook") {
-        return Err("mdbook is not installed: `cargo install mdbook --locked`".into());
-    }
-    run("mdbook", &["build", "book"], &[])
+    println!("\n$ (mdbook-driver) build book");
+    let start = Instant::now();
+    let book = mdbook_driver::MDBook::load("book").map_err(|e| format!("the book: {e:#}"))?;
+    book.build().map_err(|e| format!("the book: {e:#}"))?;
+    println!("  ({:.1} s)", start.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// Open MPI refuses to run as root or to oversubscribe cores unless told; the same settings are
