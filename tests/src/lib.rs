@@ -6,6 +6,7 @@
 
 pub mod comm_checks;
 pub mod dist_checks;
+pub mod faults;
 pub mod residual_checks;
 
 /// Ranks counts the threaded suites run at.

@@ -414,6 +414,101 @@ fn test_mpi() -> Result<(), String> {
         args.extend(extra);
         run("timeout", &args, &MPI_ENV)?;
     }
+    mpi_faults(&timeout)?;
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
+}
+
+/// Seconds a failing MPI job may take to end (they end in about a second on this project's
+/// machine; the bound leaves room for a slow one).
+const MPI_FAULT_LIMIT_S: f64 = 60.0;
+
+/// Failure under MPI: one rank's bad input (every rank returns the same error; the miniapp
+/// exits non-zero on every rank), one rank's communication error, panic or death in the middle
+/// of gemm, LU, Cholesky or a transform (the job ends, non-zero, within
+/// [`MPI_FAULT_LIMIT_S`]). Prints the time each takes to end.
+fn mpi_faults(timeout: &str) -> Result<(), String> {
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "redblue-tests",
+            "--features",
+            "mpi",
+            "--bin",
+            "mpi-faults",
+        ],
+        &[],
+    )?;
+    let faults = "target/release/mpi-faults";
+    // (ranks, arguments, whether the job succeeds): `nan` succeeds when every rank returned the
+    // same error; the others must end the job with a failure.
+    let scenarios: [(&str, &[&str], bool); 9] = [
+        ("4", &["lu", "nan", "1"], true),
+        ("3", &["cholesky", "nan", "2"], true),
+        ("4", &["gemm", "error", "1", "5"], false),
+        ("3", &["transform", "error", "0", "1"], false),
+        ("4", &["lu", "panic", "2", "20"], false),
+        ("4", &["cholesky", "panic", "0", "30"], false),
+        ("3", &["gemm", "panic", "2", "3"], false),
+        ("4", &["lu", "kill", "3", "15"], false),
+        ("3", &["cholesky", "kill", "1", "10"], false),
+    ];
+    for (np, args, succeeds) in scenarios {
+        let mut command = vec![timeout, "mpirun", "-n", np, faults];
+        command.extend(args);
+        let (ok, seconds, _) = run_timed("timeout", &command)?;
+        if ok != succeeds || seconds > MPI_FAULT_LIMIT_S {
+            return Err(format!(
+                "mpi-faults {}: ended {} after {seconds:.1} s; expected {} within {MPI_FAULT_LIMIT_S} s",
+                args.join(" "),
+                if ok { "successfully" } else { "with a failure" },
+                if succeeds { "success" } else { "a failure" }
+            ));
+        }
+        println!(
+            "  mpi-faults {} on {np} ranks: the job ended in {seconds:.1} s",
+            args.join(" ")
+        );
+    }
+    // The miniapp with a request every rank refuses: every rank reports it and exits 2.
+    for (np, request) in [
+        ("3", "lu --n 10 --block 0"),
+        ("2", "cholesky --n 100000000"),
+        ("3", "gemm --m 10 --n 10 --k 10 --strategy pm7"),
+    ] {
+        let script = format!("target/release/redblue {request} --backend mpi; echo \"exit=$?\"");
+        let (_, seconds, out) = run_timed(
+            "timeout",
+            &[timeout, "mpirun", "-n", np, "sh", "-c", &script],
+        )?;
+        let failed = out.matches("exit=2").count();
+        if failed != np.parse::<usize>().unwrap_or(0) || seconds > MPI_FAULT_LIMIT_S {
+            return Err(format!(
+                "redblue {request} under mpirun -n {np}: {failed} ranks exited with 2 (expected \
+                 every rank), after {seconds:.1} s"
+            ));
+        }
+        println!("  redblue {request} on {np} ranks: every rank exited with 2 in {seconds:.1} s");
+    }
+    Ok(())
+}
+
+/// Runs a command with the MPI settings, echoing it: whether it succeeded, its seconds and its
+/// standard output (standard error goes to ours).
+fn run_timed(program: &str, args: &[&str]) -> Result<(bool, f64, String), String> {
+    println!("\n$ {} {}", program, args.join(" "));
+    let start = Instant::now();
+    let out = Command::new(program)
+        .args(args)
+        .envs(MPI_ENV.iter().copied())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    print!("{stdout}");
+    Ok((out.status.success(), seconds, stdout))
 }

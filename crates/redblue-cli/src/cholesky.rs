@@ -18,8 +18,8 @@ use redblue::comm::{CommStats, Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, random, RealScalar, Scalar, Uplo};
 use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::{KernelScalar, Par};
+use redblue::Error;
 use serde_json::json;
-use std::fmt::Display;
 use std::time::Instant;
 
 /// The triangle of `A` that holds it.
@@ -144,10 +144,6 @@ struct Planned {
     memory_words_max: u64,
 }
 
-fn text(e: impl Display) -> String {
-    e.to_string()
-}
-
 /// Largest words sent and received by a rank in `plan`, exactly when cheap.
 fn model_maxima(plan: &CholeskyPlan, p: usize) -> (u64, u64, bool) {
     if plan.replay_is_cheap(p) {
@@ -161,17 +157,17 @@ fn model_maxima(plan: &CholeskyPlan, p: usize) -> (u64, u64, bool) {
     }
 }
 
-fn plan(args: &CholeskyArgs, p: usize) -> Result<Planned, String> {
+fn plan(args: &CholeskyArgs, p: usize) -> Result<Planned, Error> {
     let n = args.n;
-    let plan = CholeskyPlan::new(n, p, &args.params()).map_err(text)?;
+    let plan = CholeskyPlan::new(n, p, &args.params())?;
     let (model_sent_max, model_received_max, exact) = model_maxima(&plan, p);
     let two_d = CholeskyParams::default()
         .with_algorithm(CholeskyAlgorithm::TwoD)
         .with_max_idle_fraction(args.idle);
-    let two_d_plan = CholeskyPlan::new(n, p, &two_d).map_err(text)?;
+    let two_d_plan = CholeskyPlan::new(n, p, &two_d)?;
     let (two_d_sent_max, _, _) = model_maxima(&two_d_plan, p);
     let grid = plan.grid;
-    let tiles = plan.native_layout().map_err(text)?.local_len(0) as u64;
+    let tiles = plan.native_layout()?.local_len(0) as u64;
     let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
     Ok(Planned {
         plan,
@@ -207,7 +203,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &CholeskyArgs,
     planned: &Planned,
-) -> Result<RankReport, String> {
+) -> Result<RankReport, Error> {
     let (n, p, k) = (args.n, comm.size(), args.nrhs);
     let par = if args.threads > 1 {
         Par::Threads(args.threads)
@@ -218,20 +214,19 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
         LayoutKind::Native => {
             let (g, v) = (plan.grid, plan.block);
-            let b = BlockCyclic::new(n, k, v, v, g.px, g.py).map_err(text)?;
+            let b = BlockCyclic::new(n, k, v, v, g.px, g.py)?;
             (
-                plan.native_layout().map_err(text)?.into(),
+                plan.native_layout()?.into(),
                 b.with_order(GridOrder::ColMajor).into(),
             )
         }
         LayoutKind::BlockCyclic => {
             let (pr, pc) = square_grid(p);
-            let bc = |cols| BlockCyclic::new(n, cols, 64, 64, pr, pc).map_err(text);
+            let bc = |cols| BlockCyclic::new(n, cols, 64, 64, pr, pc);
             (bc(n)?.into(), bc(k)?.into())
         }
     };
-    let a =
-        OwnedDistMatrix::from_fn(comm, layout_a, |i, j| hpd_entry::<T>(n, i, j)).map_err(text)?;
+    let a = OwnedDistMatrix::from_fn(comm, layout_a, |i, j| hpd_entry::<T>(n, i, j))?;
     let uplo = args.uplo.uplo();
     // The native layout's lower triangle is factored in place on a copy made before the clock
     // starts (as ScaLAPACK's pdpotrf overwrites its input); otherwise `cholesky_with` copies.
@@ -242,34 +237,29 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     for _ in 0..args.reps.max(1) {
         drop(fac.take()); // the previous factor's memory back before the next run
         let copy = in_place.then(|| a.clone());
-        comm.barrier().map_err(text)?;
+        comm.barrier()?;
         comm.reset_stats();
         let start = Instant::now();
-        fac = Some(
-            match copy {
-                Some(copy) => cholesky_in_place_with(comm, plan, copy, uplo, par),
-                None => cholesky_with(comm, plan, &a, uplo, par),
-            }
-            .map_err(text)?,
-        );
+        fac = Some(match copy {
+            Some(copy) => cholesky_in_place_with(comm, plan, copy, uplo, par),
+            None => cholesky_with(comm, plan, &a, uplo, par),
+        }?);
         stats = comm.stats();
-        comm.barrier().map_err(text)?;
+        comm.barrier()?;
         let t = start.elapsed().as_secs_f64();
-        times.push(comm.all_reduce_one(t, ReduceOp::Max).map_err(text)?);
+        times.push(comm.all_reduce_one(t, ReduceOp::Max)?);
     }
     let fac = fac.expect("at least one repetition");
     times.sort_by(f64::total_cmp);
-    let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B).map_err(text)?;
-    comm.barrier().map_err(text)?;
+    let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B)?;
+    comm.barrier()?;
     let start = Instant::now();
-    let x = fac.solve(comm, &b).map_err(text)?;
-    let solve_seconds = comm
-        .all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)
-        .map_err(text)?;
+    let x = fac.solve(comm, &b)?;
+    let solve_seconds = comm.all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)?;
     let (residual, solve_res) = if args.check {
         (
-            Some(cholesky_residual(comm, &a, uplo, &fac).map_err(text)?),
-            Some(solve_residual(comm, &a, &x, &b).map_err(text)?),
+            Some(cholesky_residual(comm, &a, uplo, &fac)?),
+            Some(solve_residual(comm, &a, &x, &b)?),
         )
     } else {
         (None, None)
@@ -418,7 +408,7 @@ fn print_run(
     }
 }
 
-fn cholesky_on<C: Communicator>(comm: &C, args: &CholeskyArgs) -> Result<bool, String> {
+fn cholesky_on<C: Communicator>(comm: &C, args: &CholeskyArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
     let report = match args.ty {
@@ -429,17 +419,14 @@ fn cholesky_on<C: Communicator>(comm: &C, args: &CholeskyArgs) -> Result<bool, S
     };
     let mine = [report.stats.words_sent, report.stats.messages_sent];
     let mut flat = vec![0u64; 2 * p];
-    comm.all_gather(&mine, &mut flat).map_err(text)?;
+    comm.all_gather(&mine, &mut flat)?;
     let all: Vec<(u64, u64)> = flat.chunks(2).map(|c| (c[0], c[1])).collect();
     if comm.rank() == 0 {
         print_run(args, p, &planned, &all, &report);
     }
     let ok = report.residual.is_none_or(|r| r <= CHOLESKY_THRESHOLD)
         && report.solve_residual.is_none_or(|r| r <= LU_THRESHOLD);
-    Ok(comm
-        .all_reduce_one(u32::from(ok), ReduceOp::Min)
-        .map_err(text)?
-        == 1)
+    Ok(comm.all_reduce_one(u32::from(ok), ReduceOp::Min)? == 1)
 }
 
 impl Job for CholeskyArgs {
@@ -457,7 +444,7 @@ impl Job for CholeskyArgs {
     }
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
-        let planned = plan(self, p)?;
+        let planned = plan(self, p).map_err(|e| e.to_string())?;
         // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
         // the factor, the residual matrix and the product's buffers.
         let n = self.n as f64;
@@ -480,14 +467,14 @@ impl Job for CholeskyArgs {
         ))
     }
 
-    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, Error> {
         cholesky_on(comm, self)
     }
 }
 
 /// `redblue plan cholesky`.
 pub fn plan_command(args: &CholeskyArgs) -> Result<bool, String> {
-    let planned = plan(args, args.ranks)?;
+    let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
     print_plan(args, args.ranks, &planned);
     Ok(true)
 }

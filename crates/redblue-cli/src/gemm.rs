@@ -397,8 +397,8 @@ impl Job for GemmArgs {
         ))
     }
 
-    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {
-        gemm_on(comm, self).map_err(|e| e.to_string())
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, Error> {
+        gemm_on(comm, self)
     }
 }
 

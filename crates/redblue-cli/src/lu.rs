@@ -18,8 +18,8 @@ use redblue::lu::{
     lu_in_place_with, lu_lower_bound, lu_with, two_d_words, LookAhead, LuAlgorithm, LuParams,
     LuPlan, TileGrid,
 };
+use redblue::Error;
 use serde_json::json;
-use std::fmt::Display;
 use std::time::Instant;
 
 /// `--check` fails above this normalised residual: ScaLAPACK's LU tester's threshold
@@ -122,9 +122,9 @@ struct Planned {
     memory_words_max: u64,
 }
 
-fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
+fn plan(args: &LuArgs, p: usize) -> Result<Planned, Error> {
     let n = args.n;
-    let plan = LuPlan::new(n, p, &args.params()).map_err(text)?;
+    let plan = LuPlan::new(n, p, &args.params())?;
     let (grid, v) = (plan.grid, plan.block);
     let exact = plan.replay_is_cheap(p);
     let (model_words, model_received_max) = if exact {
@@ -152,15 +152,9 @@ fn plan(args: &LuArgs, p: usize) -> Result<Planned, String> {
     })
 }
 
-fn text(e: impl Display) -> String {
-    e.to_string()
-}
-
 /// The factorisation's own layout: layer 0's `v × v` tiles.
-fn native_layout(n: usize, v: usize, grid: TileGrid) -> Result<BlockCyclic, String> {
-    Ok(BlockCyclic::new(n, n, v, v, grid.px, grid.py)
-        .map_err(text)?
-        .with_order(GridOrder::ColMajor))
+fn native_layout(n: usize, v: usize, grid: TileGrid) -> Result<BlockCyclic, Error> {
+    Ok(BlockCyclic::new(n, n, v, v, grid.px, grid.py)?.with_order(GridOrder::ColMajor))
 }
 
 /// What one rank reports after the run.
@@ -180,7 +174,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     comm: &C,
     args: &LuArgs,
     planned: &Planned,
-) -> Result<RankReport, String> {
+) -> Result<RankReport, Error> {
     let (n, p, k) = (args.n, comm.size(), args.nrhs);
     let par = if args.threads > 1 {
         Par::Threads(args.threads)
@@ -190,7 +184,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
         LayoutKind::Native => {
             let (g, v) = (planned.grid, planned.block);
-            let b = BlockCyclic::new(n, k, v, v, g.px, g.py).map_err(text)?;
+            let b = BlockCyclic::new(n, k, v, v, g.px, g.py)?;
             (
                 native_layout(n, v, g)?.into(),
                 b.with_order(GridOrder::ColMajor).into(),
@@ -198,11 +192,11 @@ fn run_rank<T: KernelScalar, C: Communicator>(
         }
         LayoutKind::BlockCyclic => {
             let (pr, pc) = square_grid(p);
-            let bc = |cols| BlockCyclic::new(n, cols, 64, 64, pr, pc).map_err(text);
+            let bc = |cols| BlockCyclic::new(n, cols, 64, 64, pr, pc);
             (bc(n)?.into(), bc(k)?.into())
         }
     };
-    let a = OwnedDistMatrix::<T, _>::random(comm, layout_a, SEED_A).map_err(text)?;
+    let a = OwnedDistMatrix::<T, _>::random(comm, layout_a, SEED_A)?;
     let native = args.layout == LayoutKind::Native;
     let mut times = Vec::new();
     let mut stats = CommStats::default();
@@ -212,20 +206,17 @@ fn run_rank<T: KernelScalar, C: Communicator>(
                           // The native layout is factored in place on a copy made before the clock starts (as
                           // ScaLAPACK's pdgetrf overwrites its input); another layout is copied in by `lu`.
         let copy = native.then(|| a.clone());
-        comm.barrier().map_err(text)?;
+        comm.barrier()?;
         comm.reset_stats();
         let start = Instant::now();
-        fac = Some(
-            match copy {
-                Some(copy) => lu_in_place_with(comm, &planned.plan, copy, par),
-                None => lu_with(comm, &planned.plan, &a, par),
-            }
-            .map_err(text)?,
-        );
+        fac = Some(match copy {
+            Some(copy) => lu_in_place_with(comm, &planned.plan, copy, par),
+            None => lu_with(comm, &planned.plan, &a, par),
+        }?);
         stats = comm.stats();
-        comm.barrier().map_err(text)?;
+        comm.barrier()?;
         let t = start.elapsed().as_secs_f64();
-        times.push(comm.all_reduce_one(t, ReduceOp::Max).map_err(text)?);
+        times.push(comm.all_reduce_one(t, ReduceOp::Max)?);
     }
     let fac = fac.expect("at least one repetition");
     times.sort_by(f64::total_cmp);
@@ -233,17 +224,15 @@ fn run_rank<T: KernelScalar, C: Communicator>(
         .plan
         .rank_costs_with(p, fac.step_pivots(), args.bytes());
     // Independent of A: a right-hand side made of A's own columns would be solved exactly.
-    let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B).map_err(text)?;
-    comm.barrier().map_err(text)?;
+    let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B)?;
+    comm.barrier()?;
     let start = Instant::now();
-    let x = fac.solve(comm, &b).map_err(text)?;
-    let solve_seconds = comm
-        .all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)
-        .map_err(text)?;
+    let x = fac.solve(comm, &b)?;
+    let solve_seconds = comm.all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)?;
     let (residual, solve_res) = if args.check {
         (
-            Some(lu_residual(comm, &a, &fac).map_err(text)?),
-            Some(solve_residual(comm, &a, &x, &b).map_err(text)?),
+            Some(lu_residual(comm, &a, &fac)?),
+            Some(solve_residual(comm, &a, &x, &b)?),
         )
     } else {
         (None, None)
@@ -376,7 +365,7 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
     }
 }
 
-fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, String> {
+fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
     let report = match args.ty {
@@ -387,7 +376,7 @@ fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, String> {
     };
     let mine = [report.stats.words_sent, report.stats.messages_sent];
     let mut flat = vec![0u64; 2 * p];
-    comm.all_gather(&mine, &mut flat).map_err(text)?;
+    comm.all_gather(&mine, &mut flat)?;
     let all: Vec<(u64, u64)> = flat.chunks(2).map(|c| (c[0], c[1])).collect();
     if comm.rank() == 0 {
         print_run(args, p, &planned, &all, &report);
@@ -395,10 +384,7 @@ fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, String> {
     let ok = [report.residual, report.solve_residual]
         .iter()
         .all(|r| r.is_none_or(|r| r <= CHECK_THRESHOLD));
-    Ok(comm
-        .all_reduce_one(u32::from(ok), ReduceOp::Min)
-        .map_err(text)?
-        == 1)
+    Ok(comm.all_reduce_one(u32::from(ok), ReduceOp::Min)? == 1)
 }
 
 impl Job for LuArgs {
@@ -416,7 +402,7 @@ impl Job for LuArgs {
     }
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
-        let planned = plan(self, p)?;
+        let planned = plan(self, p).map_err(|e| e.to_string())?;
         // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
         // L, U, P·A and the product's buffers.
         let n = self.n as f64;
@@ -438,14 +424,14 @@ impl Job for LuArgs {
         ))
     }
 
-    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String> {
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, Error> {
         lu_on(comm, self)
     }
 }
 
 /// `redblue plan lu`.
 pub fn plan_command(args: &LuArgs) -> Result<bool, String> {
-    let planned = plan(args, args.ranks)?;
+    let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
     print_plan(args, args.ranks, &planned);
     Ok(true)
 }

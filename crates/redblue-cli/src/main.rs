@@ -167,7 +167,7 @@ pub trait Job: Sync {
     /// returns what the run needs: bytes over all ranks, and of what.
     fn check(&self, p: usize) -> Result<(f64, String), String>;
     /// The run on one rank.
-    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, String>;
+    fn run<C: Communicator>(&self, comm: &C) -> Result<bool, redblue::Error>;
 }
 
 /// Runs `job` on threads-as-ranks or under MPI; rank 0's outcome. Nothing is allocated for a
@@ -184,7 +184,8 @@ fn launch(job: &impl Job) -> Result<bool, String> {
             let (needed, what) = job.check(p)?;
             memory::check_fits(needed, &what)?;
             let results = run_ranks(p, |comm| job.run(&comm));
-            results.into_iter().next().expect("at least one rank")
+            let first = results.into_iter().next().expect("at least one rank");
+            first.map_err(|e| e.to_string())
         }
         Backend::Mpi => launch_mpi(job),
     }
@@ -199,7 +200,16 @@ fn launch_mpi(job: &impl Job) -> Result<bool, String> {
     memory::check_fits_on_every_rank(&world, inputs, "this rank's part of the inputs")?;
     let (needed, what) = job.check(world.size())?;
     memory::check_fits_on_every_rank(&world, needed / p, &format!("this rank's part: {what}"))?;
-    job.run(&world)
+    match job.run(&world) {
+        Ok(passed) => Ok(passed),
+        // Errors are agreed before they are returned: every rank has this one and ends alike.
+        Err(e) if e.comm_failure().is_none() => Err(e.to_string()),
+        // A communication failure may leave other ranks waiting for this one: end the job.
+        Err(e) => {
+            eprintln!("redblue: rank {}: {e}; aborting the MPI job", world.rank());
+            world.abort(2)
+        }
+    }
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -64,6 +64,11 @@ pub fn wait_all<R: Request>(requests: impl IntoIterator<Item = R>) -> Result<(),
     first
 }
 
+/// The most ranks anything in redblue is planned for or run on: MPI numbers ranks with a C
+/// `int`. Planners refuse more (the same error for any larger count, instead of enumerating
+/// grids for ever).
+pub const MAX_RANKS: usize = i32::MAX as usize;
+
 /// A group of ranks that exchange data: the one interface every redblue algorithm is written
 /// against.
 ///

@@ -543,6 +543,16 @@ impl Drop for RawComm {
 /// are neither `Send` nor `Sync`, so all MPI calls come from the thread that called
 /// [`MpiUniverse::init`]; other threads may compute but not communicate.
 ///
+/// **A panic ends the job.** [`MpiUniverse::init`] adds to the process's panic hook: after the
+/// hook that was there (which prints the message), a panic on any thread calls `MPI_Abort` on
+/// the world, so the other ranks do not wait forever in their next collective for a rank that
+/// is gone; `mpirun` then ends every process. (A program that catches panics on purpose under
+/// MPI can set its own hook after `init`.) A rank killed by a signal is the launcher's to handle:
+/// Open MPI's `mpirun` ends the job when a process dies. Errors are agreed on before they are
+/// returned, so every rank returns the same one and ends alike; a communication failure on one
+/// rank (an error MPI returns) may leave others waiting, and [`MpiComm::abort`] ends the job
+/// (the miniapp does so).
+///
 /// # Examples
 /// ```no_run
 /// use redblue_comm::{Communicator, MpiUniverse, ReduceOp};
@@ -603,6 +613,7 @@ impl MpiUniverse {
         }
         let world_rank = usize::try_from(world_rank).unwrap_or(0);
         let world = RawComm::adopt(world, env, world_rank)?;
+        abort_job_on_panic();
         Ok(MpiUniverse {
             world: Rc::new(world),
             counters: Arc::default(),
@@ -625,6 +636,21 @@ impl MpiUniverse {
     pub fn funneled_threads_supported(&self) -> bool {
         self.threading >= Threading::Funneled
     }
+}
+
+/// Chains `MPI_Abort` on the world after the current panic hook (see [`MpiUniverse`]).
+fn abort_job_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        if !finalized() {
+            eprintln!("redblue: a rank panicked; aborting the MPI job (MPI_Abort)");
+            // SAFETY: MPI was initialised before this hook was set and is not finalised; the
+            // world communicator is predefined. (From a thread other than MPI's this is outside
+            // MPI_THREAD_FUNNELED's promise, as any last resort is: the process ends either way.)
+            unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 101) };
+        }
+    }));
 }
 
 /// `MPI_TAG_UB` of the world communicator (at least 32767 by the standard).

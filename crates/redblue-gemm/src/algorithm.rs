@@ -5,7 +5,10 @@
 use crate::cannon::{
     cannon_busiest_working_words, cannon_grid, cannon_layouts_on, cannon_on, cannon_rank_cost_on,
 };
-use crate::fit::{check_strategy, divisors, parallel_steps, plan_strategy, PlanError, PlanOptions};
+use crate::fit::{
+    check_rank_count, check_strategy, divisors, parallel_steps, plan_strategy, PlanError,
+    PlanOptions,
+};
 use crate::memory::with_agreement;
 use crate::model::{cosma_rank_cost, CostSummary, RankCost};
 use crate::plan::GemmShape;
@@ -60,11 +63,7 @@ impl Algorithm {
         p: usize,
         options: &PlanOptions,
     ) -> Result<Schedule, PlanError> {
-        if p == 0 {
-            return Err(PlanError::InvalidOptions(
-                "there must be at least one rank".into(),
-            ));
-        }
+        check_rank_count(p)?;
         let strategy = match self {
             Algorithm::Cosma => return plan_strategy(shape, p, options).map(Schedule::Strategy),
             Algorithm::Cannon => {

@@ -4,6 +4,7 @@
 use crate::model::{cosma_cost, cosma_rank_cost};
 use crate::plan::GemmShape;
 use crate::{Dim, Step, Strategy};
+use redblue_comm::MAX_RANKS;
 use std::fmt;
 
 /// What [`plan_strategy`] may use: the memory and idle-fraction fields of
@@ -280,6 +281,24 @@ fn sequential_parts_for(
     Ok(hi)
 }
 
+/// At least one rank and at most [`MAX_RANKS`].
+///
+/// # Errors
+/// [`PlanError::InvalidOptions`] otherwise.
+pub(crate) fn check_rank_count(p: usize) -> Result<(), PlanError> {
+    if p == 0 {
+        return Err(PlanError::InvalidOptions(
+            "there must be at least one rank".into(),
+        ));
+    }
+    if p > MAX_RANKS {
+        return Err(PlanError::InvalidOptions(format!(
+            "{p} ranks: at most {MAX_RANKS} (MPI numbers ranks with a C int)"
+        )));
+    }
+    Ok(())
+}
+
 /// COSMA's strategy for `shape` on at most `p` ranks: the grid from [`fit_grid`] (among the
 /// grids that fit the memory limit with enough sequential `k` steps), its parallel steps from
 /// [`parallel_steps`], and the fewest sequential `k` parts that fit the limit, in front.
@@ -300,11 +319,7 @@ pub fn plan_strategy(
     p: usize,
     options: &PlanOptions,
 ) -> Result<Strategy, PlanError> {
-    if p == 0 {
-        return Err(PlanError::InvalidOptions(
-            "there must be at least one rank".into(),
-        ));
-    }
+    check_rank_count(p)?;
     let delta = options.max_idle_fraction;
     if !(0.0..1.0).contains(&delta) {
         return Err(PlanError::InvalidOptions(format!(

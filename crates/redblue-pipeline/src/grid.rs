@@ -3,6 +3,7 @@
 //! [`choose_width`]), [`choose_grid`] by the leading-order model; a few idle ranks allowed for
 //! a better grid (as COSMA's grid fitting).
 
+use redblue_comm::MAX_RANKS;
 use std::fmt;
 
 /// The process grid of a 2.5D factorisation: `Px × Py` ranks per layer, `c` layers (replicas
@@ -121,6 +122,11 @@ fn grid_candidates(
         return Err(GridError::InvalidOptions(
             "there must be at least one rank".into(),
         ));
+    }
+    if p > MAX_RANKS {
+        return Err(GridError::InvalidOptions(format!(
+            "{p} ranks: at most {MAX_RANKS} (MPI numbers ranks with a C int)"
+        )));
     }
     if !(0.0..1.0).contains(&max_idle_fraction) {
         return Err(GridError::InvalidOptions(format!(
@@ -305,7 +311,7 @@ pub fn plan_grid(
             break;
         }
         let v = widths(g.c, block)[0];
-        work += n.div_ceil(v) * (g.px + g.py + g.c);
+        work = work.saturating_add(n.div_ceil(v).saturating_mul(g.px + g.py + g.c));
         weighed.push((g, cost(g, v)));
     }
     let candidates: Vec<TileGrid> = weighed.iter().map(|&(g, _)| g).collect();

@@ -67,6 +67,39 @@ from_error!(
     Cholesky(CholeskyError)
 );
 
+/// A planner's refusal is the multiplication's ([`GemmError::Plan`]).
+impl From<redblue_gemm::PlanError> for Error {
+    fn from(e: redblue_gemm::PlanError) -> Self {
+        Error::Gemm(GemmError::Plan(e))
+    }
+}
+
+impl Error {
+    /// The communication failure under this error, if it is one (a failed peer, a deadlock, a
+    /// backend error) rather than an input or numerical error that every rank agreed on: after
+    /// one, other ranks may still be waiting for this one, so under MPI the job should end
+    /// ([`MpiComm::abort`](redblue_comm::MpiComm::abort) with the `mpi` feature).
+    pub fn comm_failure(&self) -> Option<&CommError> {
+        fn dist(e: &DistError) -> Option<&CommError> {
+            match e {
+                DistError::Comm(c) => Some(c),
+                _ => None,
+            }
+        }
+        match self {
+            Error::Comm(c) => Some(c),
+            Error::Dist(e) => dist(e),
+            Error::Gemm(GemmError::Comm(c)) => Some(c),
+            Error::Gemm(GemmError::Dist(e)) => dist(e),
+            Error::Lu(LuError::Comm(c)) => Some(c),
+            Error::Lu(LuError::Dist(e)) => dist(e),
+            Error::Cholesky(CholeskyError::Comm(c)) => Some(c),
+            Error::Cholesky(CholeskyError::Dist(e)) => dist(e),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
