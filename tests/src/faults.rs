@@ -254,10 +254,28 @@ pub fn run_operation<C: Communicator>(comm: &C, operation: Operation) -> Result<
     run_on(comm, operation, None)
 }
 
-/// [`run_operation`] with one rank's input bad: a NaN in the matrix `operation` factors (or
-/// multiplies, or moves), at the first element of its lower triangle that `rank` holds — the
-/// other ranks' parts are clean. LU and Cholesky refuse it on every rank alike
-/// (`NotFinite`); a product or a transform carries it on, as IEEE arithmetic does.
+/// [`run_operation`] with one rank's input bad: `value` (a NaN, an infinity) in the matrix
+/// `operation` factors (or multiplies, or moves), at the first element of its lower triangle
+/// that `rank` holds — the other ranks' parts are clean. LU and Cholesky refuse it on every
+/// rank alike (`NotFinite`); a product or a transform carries it on, as IEEE arithmetic does.
+///
+/// # Errors
+/// Whatever the operation returns.
+pub fn run_with_value<C: Communicator>(
+    comm: &C,
+    operation: Operation,
+    rank: usize,
+    value: f64,
+) -> Result<f64, Error> {
+    let (pr, pc) = grid_2d(comm.size());
+    let layout = BlockCyclic::new(ORDER, ORDER, 16, 16, pr, pc)?;
+    let at = (0..ORDER)
+        .flat_map(|i| (0..=i).map(move |j| (i, j)))
+        .find(|&(i, j)| layout.owner(i, j) == rank);
+    run_on(comm, operation, at.map(|at| (at, value)))
+}
+
+/// [`run_with_value`] with a NaN.
 ///
 /// # Errors
 /// Whatever the operation returns.
@@ -266,24 +284,22 @@ pub fn run_with_nan<C: Communicator>(
     operation: Operation,
     rank: usize,
 ) -> Result<f64, Error> {
-    let (pr, pc) = grid_2d(comm.size());
-    let layout = BlockCyclic::new(ORDER, ORDER, 16, 16, pr, pc)?;
-    let at = (0..ORDER)
-        .flat_map(|i| (0..=i).map(move |j| (i, j)))
-        .find(|&(i, j)| layout.owner(i, j) == rank);
-    run_on(comm, operation, at)
+    run_with_value(comm, operation, rank, f64::NAN)
 }
 
-/// The scenarios' run, a NaN at `nan_at` of the first matrix when given.
+/// The scenarios' run, `(at, value)`: that value at `at` of the first matrix when given.
 fn run_on<C: Communicator>(
     comm: &C,
     operation: Operation,
-    nan_at: Option<(usize, usize)>,
+    poison: Option<((usize, usize), f64)>,
 ) -> Result<f64, Error> {
     let (n, p) = (ORDER, comm.size());
     let (pr, pc) = grid_2d(p);
     let bc = |m, n| BlockCyclic::new(m, n, 16, 16, pr, pc);
-    let poisoned = |i, j, x: f64| if nan_at == Some((i, j)) { f64::NAN } else { x };
+    let poisoned = |i, j, x: f64| match poison {
+        Some((at, value)) if at == (i, j) => value,
+        _ => x,
+    };
     let a = OwnedDistMatrix::from_fn(comm, bc(n, n)?, |i, j| {
         poisoned(i, j, redblue_core::random::uniform(i, j, 1))
     })?;

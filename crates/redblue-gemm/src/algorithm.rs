@@ -196,6 +196,12 @@ impl fmt::Display for Schedule {
 /// have the shape, the ops and the ranks checked, plan with [`GemmPlan`](crate::GemmPlan) and
 /// run with [`gemm_with`](crate::gemm_with).
 ///
+/// Non-finite numbers propagate as IEEE arithmetic does: an entry of `C` that a NaN enters (in
+/// `alpha`, `beta`, its row of `op(A)`, its column of `op(B)`, or itself) is NaN; one that an
+/// infinity enters is infinite or NaN, as the order of the additions makes it (`∞ − ∞`, which no
+/// BLAS fixes). As in BLAS, `alpha = 0` reads neither `A` nor `B` and `beta = 0` does not read
+/// `C`, so what they hold does not matter then.
+///
 /// # Collective
 /// Every rank passes the same layouts, ops, scalars and schedule.
 ///
