@@ -1,7 +1,7 @@
 //! Failures on purpose: [`Faulty`] wraps any communicator and makes one rank fail at its `k`-th
 //! communication call — an error (the rank's algorithm returns early), a panic, or (under MPI)
-//! the process killed — and [`fault_cases`] runs gemm, LU, Cholesky and `transform` with such a
-//! fault, so that the same scenarios run on threads (`tests/threads_faults.rs`) and under
+//! the process killed — and [`run_operation`] runs gemm, LU, Cholesky and `transform` under such
+//! a fault, so that the same scenarios run on threads (`tests/threads_faults.rs`) and under
 //! `mpirun` (`mpi-faults`).
 
 use redblue::cholesky::{cholesky, CholeskyParams};

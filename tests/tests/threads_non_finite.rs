@@ -126,7 +126,8 @@ const ALGORITHMS: [Algorithm; 4] = [
 fn non_finite_numbers_in_a_multiplication_propagate_as_ieee_arithmetic() {
     let (nan, inf) = (f64::NAN, f64::INFINITY);
     let none = Special::None;
-    let cases: [((f64, f64), (Special, Special, Special)); 12] = [
+    type Case = ((f64, f64), (Special, Special, Special));
+    let cases: [Case; 12] = [
         // In the operands: a NaN row of C, an infinite row (and NaN where it meets a zero or
         // an infinity of the other sign).
         ((1.0, 0.0), (Special::At(2, 3, nan), none, none)),

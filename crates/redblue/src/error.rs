@@ -78,7 +78,7 @@ impl Error {
     /// The communication failure under this error, if it is one (a failed peer, a deadlock, a
     /// backend error) rather than an input or numerical error that every rank agreed on: after
     /// one, other ranks may still be waiting for this one, so under MPI the job should end
-    /// ([`MpiComm::abort`](redblue_comm::MpiComm::abort) with the `mpi` feature).
+    /// (`MpiComm::abort`, feature `mpi`).
     pub fn comm_failure(&self) -> Option<&CommError> {
         fn dist(e: &DistError) -> Option<&CommError> {
             match e {
