@@ -30,6 +30,24 @@ impl GridShape2d {
     pub fn new(rows: usize, cols: usize, order: GridOrder) -> Self {
         GridShape2d { rows, cols, order }
     }
+
+    /// The most square grid of exactly `p` ranks (`rows ≤ cols`, `rows` the largest divisor of
+    /// `p` not above `√p`), row-major: ScaLAPACK users' usual choice. `p = 0` gives `0 × 0`.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::GridShape2d;
+    ///
+    /// let shape = |p| { let g = GridShape2d::near_square(p); (g.rows, g.cols) };
+    /// assert_eq!([shape(1), shape(6), shape(16), shape(7)], [(1, 1), (2, 3), (4, 4), (1, 7)]);
+    /// ```
+    pub fn near_square(p: usize) -> Self {
+        let rows = (1..=p.isqrt())
+            .rev()
+            .find(|r| p.is_multiple_of(*r))
+            .unwrap_or(0);
+        GridShape2d::new(rows, p.checked_div(rows).unwrap_or(0), GridOrder::RowMajor)
+    }
     /// Number of ranks.
     pub fn size(&self) -> usize {
         self.rows * self.cols

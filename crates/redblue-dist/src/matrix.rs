@@ -1,6 +1,7 @@
 //! The [`DistMatrix`] traits and [`OwnedDistMatrix`], a matrix whose local part this rank owns.
 
 use crate::layout::{Layout, LocalBlock, OnRank, RowPermuted};
+use crate::memory::Refusals;
 use crate::transform::transform;
 use crate::DistError;
 use redblue_comm::{CommError, Communicator, CommunicatorExt, ReduceOp};
@@ -213,6 +214,108 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
         let mut dst = OwnedDistMatrix::<T, OnRank>::zeros(comm, on_root)?;
         transform(comm, T::one(), self, Op::NoTrans, T::zero(), &mut dst)?;
         Ok((comm.rank() == root).then_some(dst.local))
+    }
+
+    /// The whole matrix, column-major `m × n`, on every rank: one all-gather of the local
+    /// buffers (each rank receives the elements it does not hold), unpacked by the layout.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`DistError::LayoutLargerThanComm`]; [`DistError::OutOfMemory`] on every rank if some
+    /// rank cannot hold the matrix (agreed before anything moves); a communication failure.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    ///
+    /// let copies = run_ranks(3, |comm| {
+    ///     let layout = BlockCyclic::near_square(5, 4, 2, 2, 3).unwrap();
+    ///     let a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| (10 * i + j) as f64).unwrap();
+    ///     a.all_gather(&comm).unwrap()
+    /// });
+    /// let expected: Vec<f64> = (0..4).flat_map(|j| (0..5).map(move |i| (10 * i + j) as f64)).collect();
+    /// assert!(copies.iter().all(|c| *c == expected));
+    /// ```
+    pub fn all_gather<C: Communicator>(&self, comm: &C) -> Result<Vec<T>, DistError> {
+        check_layout_fits(comm, &self.layout)?;
+        let (m, n) = self.shape();
+        let counts: Vec<usize> = (0..comm.size())
+            .map(|r| {
+                if r < self.layout.nranks() {
+                    self.layout.local_len(r)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut refusals = Refusals::new();
+        let mut take = |len: usize| {
+            try_zeros::<T>(len, "a whole matrix on every rank").unwrap_or_else(|_| {
+                refusals.refused(len as f64 * std::mem::size_of::<T>() as f64);
+                Vec::new()
+            })
+        };
+        let mut received = take(counts.iter().sum());
+        let mut whole = take(m.saturating_mul(n));
+        refusals.agree(comm, "a whole matrix on every rank")?;
+        comm.all_gather_v(&self.local, &mut received, &counts)?;
+        let mut at = 0;
+        for (r, count) in counts.iter().enumerate().take(self.layout.nranks()) {
+            let theirs = &received[at..at + count];
+            for b in self.layout.blocks(r) {
+                for j in b.cols.clone() {
+                    for i in b.rows.clone() {
+                        whole[i + j * m] = theirs[b.local_index(i, j)];
+                    }
+                }
+            }
+            at += count;
+        }
+        Ok(whole)
+    }
+
+    /// `A = alpha·A` on the local elements (`alpha = 0` writes zeros without reading, so NaN
+    /// does not survive it, as BLAS's `beta = 0`). No communication.
+    pub fn scale(&mut self, alpha: T) {
+        if alpha == T::zero() {
+            self.local.fill(T::zero());
+        } else if alpha != T::one() {
+            self.local.iter_mut().for_each(|x| *x = alpha * *x);
+        }
+    }
+
+    /// `A = A + alpha·X` for `X` of the same shape in any layout: [`transform`] with
+    /// `beta = 1`, which moves nothing when `X` is laid out as `A` (the counters say so).
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`transform`] (a shape mismatch, the same on every rank).
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::{run_ranks, Communicator};
+    /// use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
+    ///
+    /// let out = run_ranks(2, |comm| {
+    ///     let bc = BlockCyclic::near_square(6, 6, 2, 2, 2).unwrap();
+    ///     let mut y = OwnedDistMatrix::<f64, _>::random(&comm, bc.clone(), 1).unwrap();
+    ///     let x = OwnedDistMatrix::<f64, _>::random(&comm, bc, 1).unwrap();
+    ///     comm.reset_stats();
+    ///     y.axpy(&comm, -1.0, &x).unwrap(); // the same layout: local, y = 0
+    ///     let moved = comm.stats().words_sent;
+    ///     let elsewhere = OwnedDistMatrix::<f64, _>::random(&comm, GridLayout::even(6, 6, 1, 2).unwrap(), 2).unwrap();
+    ///     y.axpy(&comm, 2.0, &elsewhere).unwrap(); // another layout: one transform
+    ///     (moved, y.norm_max(&comm).unwrap(), elsewhere.norm_max(&comm).unwrap())
+    /// });
+    /// assert!(out.iter().all(|&(moved, y, x)| moved == 0 && y == 2.0 * x));
+    /// ```
+    pub fn axpy<C, X>(&mut self, comm: &C, alpha: T, x: &X) -> Result<(), DistError>
+    where
+        C: Communicator,
+        X: DistMatrix<T> + ?Sized,
+    {
+        transform(comm, alpha, x, Op::NoTrans, T::one(), self)
     }
 
     /// `P·A` in this matrix's layout: row `i` of the result is row `perm[i]` of `self`. One

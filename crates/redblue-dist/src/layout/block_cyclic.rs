@@ -100,6 +100,30 @@ impl BlockCyclic {
         })
     }
 
+    /// An `m x n` matrix in `mb x nb` blocks over the most square grid of exactly `p` ranks
+    /// ([`GridShape2d::near_square`]), as [`BlockCyclic::new`].
+    ///
+    /// # Errors
+    /// As [`BlockCyclic::new`] (`p = 0` is an empty grid).
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_dist::BlockCyclic;
+    ///
+    /// let layout = BlockCyclic::near_square(1000, 1000, 64, 64, 6).unwrap();
+    /// assert_eq!(layout.grid_shape(), (2, 3));
+    /// ```
+    pub fn near_square(
+        m: usize,
+        n: usize,
+        mb: usize,
+        nb: usize,
+        p: usize,
+    ) -> Result<Self, DistError> {
+        let grid = GridShape2d::near_square(p);
+        BlockCyclic::new(m, n, mb, nb, grid.rows, grid.cols)
+    }
+
     /// The same layout with the first block on grid position `(rsrc, csrc)`.
     ///
     /// # Errors
