@@ -145,6 +145,9 @@ impl LayoutSpec {
 fn agreed<T: std::fmt::Debug>(case: &str, outs: Vec<Result<T, String>>) -> Result<T, String> {
     let first_err = outs.iter().find_map(|o| o.as_ref().err().cloned());
     if let Some(e) = first_err {
+        // An agreed error is an input error; a wait no rank ends is a defect even when every
+        // rank reports it.
+        assert!(!e.contains("deadlock"), "{case}: {e}");
         for (r, o) in outs.iter().enumerate() {
             assert_eq!(o.as_ref().err(), Some(&e), "{case}: rank {r} differs");
         }

@@ -312,6 +312,13 @@ pub fn cholesky_plan(
     if params.block == Some(0) {
         return invalid("the tile width must be positive".into());
     }
+    if let Some(g) = params
+        .grid
+        .filter(|g| g.px == 0 || g.py == 0 || g.c == 0 || g.ranks() > p)
+    {
+        // Before the width is weighed on it: a grid of no ranks or of more than `p`.
+        return invalid(format!("grid {g} does not fit on {p} ranks"));
+    }
     if !(0.0..1.0).contains(&params.max_idle_fraction) {
         return invalid(format!(
             "the idle fraction must be in [0, 1), not {}",

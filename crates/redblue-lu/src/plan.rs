@@ -171,6 +171,15 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
             "the tile width must be positive".into(),
         ));
     }
+    if let Some(g) = params
+        .grid
+        .filter(|g| g.px == 0 || g.py == 0 || g.c == 0 || g.ranks() > p)
+    {
+        // Before the width is weighed on it: a grid of no ranks or of more than `p`.
+        return Err(LuError::InvalidParams(format!(
+            "grid {g} does not fit on {p} ranks"
+        )));
+    }
     let pivoting = pivoting_of(params.algorithm);
     // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
     // more) the leading order with the broadcast stands in.
@@ -325,6 +334,31 @@ pub(crate) fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
 ///
 /// # Errors
 /// As [`lu_plan`].
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// use redblue_dist::OwnedDistMatrix;
+/// use redblue_lu::{diagonal_pivots, lu, lu_rank_costs, LuParams, LuPlan};
+///
+/// let (n, p, params) = (40, 4, LuParams::default());
+/// let plan = LuPlan::new(n, p, &params).unwrap();
+/// // Before the run: the counters if no rows were interchanged.
+/// let before = lu_rank_costs(n, p, &params, &diagonal_pivots(n, plan.block), 8).unwrap();
+/// assert_eq!(before, plan.rank_costs(p, 8));
+/// let runs = run_ranks(p, |comm| {
+///     let layout = plan.native_layout().unwrap();
+///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout, 7).unwrap();
+///     comm.reset_stats();
+///     let factors = lu(&comm, &a, &params).unwrap();
+///     (comm.stats(), factors.step_pivots().to_vec())
+/// });
+/// // After: with the pivots the run chose, every rank's counters exactly.
+/// let after = lu_rank_costs(n, p, &params, &runs[0].1, 8).unwrap();
+/// for (rank, (measured, _)) in runs.iter().enumerate() {
+///     assert_eq!(*measured, after[rank]);
+/// }
+/// ```
 pub fn lu_rank_costs(
     n: usize,
     p: usize,
@@ -361,6 +395,21 @@ pub fn replay_is_cheap(n: usize, p: usize, v: usize) -> bool {
 ///
 /// # Errors
 /// As [`lu_plan`].
+///
+/// # Examples
+/// ```
+/// use redblue_lu::{lu_average_words, lu_rank_costs, diagonal_pivots, LuParams, LuPlan};
+///
+/// let (n, p, params) = (256, 8, LuParams::default());
+/// let average = lu_average_words(n, p, &params).unwrap();
+/// // The mean of the exact per-rank replay over the grid's ranks.
+/// let plan = LuPlan::new(n, p, &params).unwrap();
+/// let costs = lu_rank_costs(n, p, &params, &diagonal_pivots(n, plan.block), 8).unwrap();
+/// let sent: u64 = costs.iter().map(|c| c.words_sent).sum();
+/// assert!((average - sent as f64 / plan.ranks() as f64).abs() < 1e-6);
+/// // At sizes where the replay would be slow, the average still answers at once.
+/// assert!(lu_average_words(16384, 512, &params).unwrap() > 0.0);
+/// ```
 pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, LuError> {
     let (grid, v) = lu_plan(n, p, params)?;
     let pivoting = pivoting_of(params.algorithm);
@@ -368,6 +417,11 @@ pub fn lu_average_words(n: usize, p: usize, params: &LuParams) -> Result<f64, Lu
 }
 
 /// The pivots of a matrix that needs no row interchanges, step by step, for tile width `v`.
+///
+/// # Examples
+/// ```
+/// assert_eq!(redblue_lu::diagonal_pivots(5, 2), vec![vec![0, 1], vec![2, 3], vec![4]]);
+/// ```
 pub fn diagonal_pivots(n: usize, v: usize) -> Vec<Vec<usize>> {
     (0..n.div_ceil(v.max(1)))
         .map(|t| (t * v..((t + 1) * v).min(n)).collect())
