@@ -142,7 +142,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
             dst.copy_from_slice(&col[..w]);
         }
         let view = MatMut::from_slice(&mut block, w, w, w.max(1))?;
-        let failed = match potrf(Uplo::Lower, view, Par::Seq) {
+        let failed = match potrf(Uplo::Lower, view, panel.par) {
             Ok(()) => None,
             Err(KernelError::NotPositiveDefinite { column }) => Some(column),
             Err(e) => return Err(e.into()),

@@ -155,6 +155,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
                 panel.vals,
                 w,
                 ld,
+                panel.par,
             )?,
             Pivoting::Partial => {
                 let holder = |r| g.row_px(r);

@@ -46,6 +46,7 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     m: usize,
     w: usize,
     ld: usize,
+    par: Par,
 ) -> (Vec<usize>, Vec<T>, Option<usize>) {
     let k = m.min(w);
     // The working copy from the pool: a tall panel is megabytes, every step.
@@ -53,7 +54,7 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     copy_block(vals, m, ld, &mut a);
     let fast = MatMut::from_slice(&mut a, m, w, m.max(1))
         .ok()
-        .and_then(|view| getrf(view, Par::Seq).ok());
+        .and_then(|view| getrf(view, par).ok());
     if let Some(info) = fast.filter(|info| info.first_zero_pivot.is_none()) {
         let order = info.pivots.perm()[..k].to_vec();
         let fact = (0..w).flat_map(|j| a[j * m..j * m + k].to_vec()).collect();
@@ -187,6 +188,7 @@ fn playoff<T: KernelScalar>(
     upper: &Candidates<T>,
     lower: &Candidates<T>,
     w: usize,
+    par: Par,
 ) -> (Candidates<T>, Vec<T>, Option<usize>) {
     let (a, b) = (upper.rows.len(), lower.rows.len());
     let mut stacked = Vec::with_capacity((a + b) * w);
@@ -195,7 +197,7 @@ fn playoff<T: KernelScalar>(
         stacked.extend_from_slice(&lower.vals[j * b..(j + 1) * b]);
     }
     let all: Vec<usize> = upper.rows.iter().chain(&lower.rows).copied().collect();
-    let (order, fact, zero) = gepp_select(&stacked, a + b, w, a + b);
+    let (order, fact, zero) = gepp_select(&stacked, a + b, w, a + b, par);
     let winners = Candidates {
         rows: order.iter().map(|&i| all[i]).collect(),
         vals: pick_rows(&stacked, a + b, w, &order),
@@ -262,11 +264,12 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     vals: &[T],
     w: usize,
     ld: usize,
+    par: Par,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let px = avail.len();
     let p2 = butterfly_size(px);
     let m = rows.len();
-    let (order, mut fact, mut first_zero) = gepp_select(vals, m, w, ld);
+    let (order, mut fact, mut first_zero) = gepp_select(vals, m, w, ld, par);
     let mut mine = Candidates {
         rows: order.iter().map(|&i| rows[i]).collect(),
         vals: pick_rows(vals, ld, w, &order),
@@ -278,7 +281,7 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     if let Some(&k) = avail.get(x + p2) {
         let from = Some((rank_of(x + p2), k.min(w)));
         if let Some(theirs) = swap_candidates(comm, None, from, w)? {
-            (mine, fact, first_zero) = playoff(&mine, &theirs, w);
+            (mine, fact, first_zero) = playoff(&mine, &theirs, w, par);
         }
     }
     let table = held_table(avail, w);
@@ -289,9 +292,9 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
         let theirs = swap_candidates(comm, Some((&mine, partner)), Some((partner, k)), w)?
             .expect("a butterfly round receives");
         (mine, fact, first_zero) = if x < y {
-            playoff(&mine, &theirs, w)
+            playoff(&mine, &theirs, w, par)
         } else {
-            playoff(&theirs, &mine, w)
+            playoff(&theirs, &mine, w, par)
         };
     }
     Ok(Some(Chosen {
@@ -453,13 +456,13 @@ mod tests {
     fn selection_matches_partial_pivoting_and_survives_zero_columns() {
         // 4 × 2, column 0 largest in row 2, then row 0 after elimination.
         let vals = [1.0, 0.5, 4.0, 2.0, 3.0, 1.0, 2.0, 1.0];
-        let (order, fact, zero) = gepp_select(&vals, 4, 2, 4);
+        let (order, fact, zero) = gepp_select(&vals, 4, 2, 4, Par::Seq);
         assert_eq!(order[0], 2);
         assert_eq!(zero, None);
         assert_eq!(fact[0], 4.0);
         // A zero first column: still two rows picked, the zero reported.
         let vals = [0.0, 0.0, 0.0, 1.0, 5.0, 2.0];
-        let (order, _, zero) = gepp_select(&vals, 3, 2, 3);
+        let (order, _, zero) = gepp_select(&vals, 3, 2, 3, Par::Seq);
         assert_eq!(zero, Some(0));
         assert_eq!(order.len(), 2);
         assert!(
@@ -482,7 +485,10 @@ mod tests {
             (vec![0.0, 0.0, 0.0, 1.0, 5.0, 2.0], 3),
         ] {
             let tall = embed(&vals, m);
-            assert_eq!(gepp_select(&tall, m, 2, m + 2), gepp_select(&vals, m, 2, m));
+            assert_eq!(
+                gepp_select(&tall, m, 2, m + 2, Par::Seq),
+                gepp_select(&vals, m, 2, m, Par::Seq)
+            );
             let order = [2, 0];
             assert_eq!(
                 pick_rows(&tall, m + 2, 2, &order),

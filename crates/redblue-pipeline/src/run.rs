@@ -84,6 +84,8 @@ pub struct PanelBlock<'a, T> {
     pub ld: usize,
     /// The panel width.
     pub w: usize,
+    /// The parallelism the factorisation was given, for the block's kernels.
+    pub par: Par,
 }
 
 /// The facts of step `t` on one rank, after the block's rows are known (step 3).
@@ -313,6 +315,7 @@ impl<T: KernelScalar> State<T> {
                     vals: &self.tiles.data[(pc * ld + self.a_start).min(self.tiles.data.len())..],
                     ld,
                     w: panel.len(),
+                    par: self.par,
                 };
                 algo.factor_diagonal(comm, &self.g, block)
             }
