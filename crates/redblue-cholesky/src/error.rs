@@ -74,13 +74,16 @@ impl fmt::Display for CholeskyError {
     }
 }
 
+/// The wrapping variants are transparent: their message is the wrapped error's, so their
+/// `source()` is the wrapped error's source (a reporter walking the chain never prints a
+/// message twice).
 impl std::error::Error for CholeskyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            CholeskyError::Grid(e) => Some(e),
-            CholeskyError::Dist(e) => Some(e),
-            CholeskyError::Comm(e) => Some(e),
-            CholeskyError::Kernel(e) => Some(e),
+            CholeskyError::Grid(e) => e.source(),
+            CholeskyError::Dist(e) => e.source(),
+            CholeskyError::Comm(e) => e.source(),
+            CholeskyError::Kernel(e) => e.source(),
             _ => None,
         }
     }

@@ -110,7 +110,16 @@ impl fmt::Display for DistError {
     }
 }
 
-impl std::error::Error for DistError {}
+/// `Comm`'s message holds the communicator's, so its `source()` is the communicator error's
+/// source (a reporter walking the chain never prints a message twice).
+impl std::error::Error for DistError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DistError::Comm(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<CommError> for DistError {
     fn from(e: CommError) -> Self {

@@ -91,7 +91,19 @@ impl fmt::Display for GemmError {
     }
 }
 
-impl std::error::Error for GemmError {}
+/// The wrapping variants' messages hold the wrapped error's, so their `source()` is the
+/// wrapped error's source (a reporter walking the chain never prints a message twice).
+impl std::error::Error for GemmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GemmError::Plan(e) => e.source(),
+            GemmError::Dist(e) => e.source(),
+            GemmError::Kernel(e) => e.source(),
+            GemmError::Comm(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<PlanError> for GemmError {
     fn from(e: PlanError) -> Self {

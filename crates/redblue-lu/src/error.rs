@@ -69,7 +69,20 @@ impl fmt::Display for LuError {
     }
 }
 
-impl std::error::Error for LuError {}
+/// The wrapping variants are transparent: their message is the wrapped error's, so their
+/// `source()` is the wrapped error's source (a reporter walking the chain never prints a
+/// message twice).
+impl std::error::Error for LuError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LuError::Grid(e) => e.source(),
+            LuError::Dist(e) => e.source(),
+            LuError::Comm(e) => e.source(),
+            LuError::Kernel(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<GridError> for LuError {
     fn from(e: GridError) -> Self {

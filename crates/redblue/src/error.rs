@@ -9,7 +9,13 @@ use redblue_lu::LuError;
 use std::fmt;
 
 /// Any redblue error. Each variant holds the error of the crate that raised it, unchanged (so
-/// every rank still returns the same one); `Display` and `source()` are that error's.
+/// every rank still returns the same one, and `match` reaches the specific error:
+/// `Error::Lu(LuError::Singular { column })`); `Display` and `source()` are that error's.
+///
+/// Throughout redblue an error that wraps another (`LuError::Dist`, `DistError::Comm`, …)
+/// shows the wrapped error's message in its own, so its `source()` is the wrapped error's
+/// source: a reporter that walks the chain never prints a message twice, and printing the
+/// error alone says everything.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -103,6 +109,29 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_errors_stay_matchable_and_no_message_repeats_down_the_chain() {
+        let e: Error = LuError::Dist(DistError::Comm(CommError::Deadlock)).into();
+        assert!(matches!(
+            &e,
+            Error::Lu(LuError::Dist(DistError::Comm(CommError::Deadlock)))
+        ));
+        assert_eq!(e.comm_failure(), Some(&CommError::Deadlock));
+        assert!(e.to_string().contains("deadlock"));
+        let mut messages = vec![e.to_string()];
+        let mut next = std::error::Error::source(&e);
+        while let Some(inner) = next {
+            messages.push(inner.to_string());
+            next = inner.source();
+        }
+        for pair in messages.windows(2) {
+            assert!(!pair[0].contains(&pair[1]), "{messages:?}");
+        }
+        // A boxed error (what `?` in `main` gives) keeps the type.
+        let boxed: Box<dyn std::error::Error> = Box::new(e);
+        assert!(boxed.downcast_ref::<Error>().is_some());
+    }
 
     #[test]
     fn every_crate_error_converts_and_stays_matchable() {
