@@ -50,7 +50,7 @@ pub struct GemmArgs {
     #[arg(long, default_value_t = 0.03)]
     idle: f64,
     /// Repetitions; the time reported is their median.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::parse_reps)]
     reps: usize,
     /// Check the result (normalised residual; exit status 1 if above the threshold).
     #[arg(long)]
@@ -190,7 +190,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     };
     let mut times = Vec::new();
     let mut stats = redblue::comm::CommStats::default();
-    for _ in 0..args.reps.max(1) {
+    for _ in 0..args.reps {
         c.fill_with(c0);
         comm.barrier()?;
         comm.reset_stats();
@@ -292,7 +292,7 @@ fn print_run(
             "backend": format!("{:?}", args.backend).to_lowercase(),
             "layout": args.layout.name(),
             "op_a": args.op_a.to_string(), "op_b": args.op_b.to_string(),
-            "threads": args.threads, "reps": args.reps.max(1),
+            "threads": args.threads, "reps": args.reps,
             "time_s": first.seconds, "gflops": gflops,
             "words_sent_max": max_sent, "words_sent_avg": avg_sent,
             "messages_max": max_messages, "model_words": planned.model_words,
@@ -320,8 +320,7 @@ fn print_run(
         );
         println!(
             "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
-            first.seconds,
-            args.reps.max(1)
+            first.seconds, args.reps
         );
         println!(
             "  words sent/rank   max {max_sent}, avg {avg_sent:.0}; model {}",

@@ -60,7 +60,7 @@ pub struct LuArgs {
     #[arg(long, default_value_t = 1)]
     nrhs: usize,
     /// Repetitions of the factorisation; the time reported is their median.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::parse_reps)]
     reps: usize,
     /// Check the factors and the solve (normalised residuals; exit status 1 above the
     /// threshold).
@@ -201,7 +201,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     let mut times = Vec::new();
     let mut stats = CommStats::default();
     let mut fac = None;
-    for _ in 0..args.reps.max(1) {
+    for _ in 0..args.reps {
         drop(fac.take()); // the previous factors' memory back before the next run
                           // The native layout is factored in place on a copy made before the clock starts (as
                           // ScaLAPACK's pdgetrf overwrites its input); another layout is copied in by `lu`.
@@ -308,7 +308,7 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
             "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
             "grid": planned.grid.to_string(), "block": planned.block,
             "backend": format!("{:?}", args.backend).to_lowercase(),
-            "layout": args.layout.name(), "nrhs": args.nrhs, "reps": args.reps.max(1),
+            "layout": args.layout.name(), "nrhs": args.nrhs, "reps": args.reps,
             "time_s": me.seconds, "gflops": gflops, "solve_time_s": me.solve_seconds,
             "words_sent_max": max_sent, "words_sent_avg": avg_sent,
             "messages_max": max_messages, "model_words": me.model_words,
@@ -337,8 +337,7 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
     );
     println!(
         "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
-        me.seconds,
-        args.reps.max(1)
+        me.seconds, args.reps
     );
     println!(
         "  solve             {:.4} s for {} right-hand sides",

@@ -138,11 +138,23 @@ impl LayoutKind {
 
 /// The near-square ScaLAPACK grid `pr × pc` on `p` ranks (`pr ≤ pc`, `pr·pc = p`).
 pub fn square_grid(p: usize) -> (usize, usize) {
-    let pr = (1..=p)
-        .filter(|r| p.is_multiple_of(*r) && r * r <= p)
-        .max()
-        .unwrap_or(1);
-    (pr, p / pr)
+    let grid = redblue::comm::GridShape2d::near_square(p);
+    (grid.rows, grid.cols)
+}
+
+/// The most repetitions a run may ask for: more is a typing slip, not a measurement.
+pub const MAX_REPS: usize = 10_000;
+
+/// Parses `--reps`: a count in `1..=MAX_REPS`.
+pub fn parse_reps(text: &str) -> Result<usize, String> {
+    let reps: usize = text
+        .parse()
+        .map_err(|e| format!("not a repetition count: {e}"))?;
+    if (1..=MAX_REPS).contains(&reps) {
+        Ok(reps)
+    } else {
+        Err(format!("must be from 1 to {MAX_REPS}, not {reps}"))
+    }
 }
 
 /// The seeds of the miniapp's matrices, all uniform in `[−1, 1)`

@@ -6,7 +6,7 @@
 //! | check | residual | threshold |
 //! |---|---|---|
 //! | [`lu_residual`], [`factor_residual`] | `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)` | [`LU_THRESHOLD`] |
-//! | [`solve_residual`] | `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` | [`LU_THRESHOLD`] |
+//! | [`solve_residual`] | `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` | [`LU_THRESHOLD`] after LU, [`CHOLESKY_THRESHOLD`] after Cholesky |
 //! | [`cholesky_residual`] | `‖A − L·Lᴴ‖₁ / (‖A‖₁·N·ε)` (the Hermitian norms of one triangle) | [`CHOLESKY_THRESHOLD`] |
 //! | [`gemm_residual`] | `‖C·x − α·op(A)·(op(B)·x) − β·C₀·x‖₂ / ((‖α‖‖A‖_F‖B‖_F + ‖β‖‖C₀‖_F)·‖x‖₂·k·ε)` | [`GEMM_THRESHOLD`] |
 //!
