@@ -233,7 +233,7 @@ pub fn parallel_steps(shape: GemmShape, grid: [usize; 3]) -> Vec<Step> {
 }
 
 /// The strategy with grid `grid` and `s` sequential parts of `k` in front (`s = 1`: none).
-fn with_sequential_k(shape: GemmShape, grid: [usize; 3], s: usize) -> Strategy {
+pub(crate) fn with_sequential_k(shape: GemmShape, grid: [usize; 3], s: usize) -> Strategy {
     let mut steps = Vec::new();
     if s > 1 {
         steps.push(Step::sequential(Dim::K, s));
@@ -249,7 +249,7 @@ fn with_sequential_k(shape: GemmShape, grid: [usize; 3], s: usize) -> Strategy {
 /// The memory is that of the last rank, which holds the most: at every split it gets the last
 /// part, and [`part`](crate::part) makes the last parts the largest (checked against all ranks by
 /// a test). So planning costs the same for a million ranks as for two.
-fn sequential_parts_for(
+pub(crate) fn sequential_parts_for(
     shape: GemmShape,
     grid: [usize; 3],
     memory: Option<u64>,

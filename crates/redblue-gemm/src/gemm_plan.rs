@@ -3,13 +3,16 @@
 //! the memory it needs, known before anything is allocated) and [`gemm_with`] (runs a plan).
 
 use crate::algorithm::{multiply, Algorithm, Schedule};
-use crate::fit::{check_strategy, PlanError, PlanOptions};
+use crate::fit::{
+    check_strategy, divisors, sequential_parts_for, with_sequential_k, PlanError, PlanOptions,
+};
 use crate::model::CostSummary;
+use crate::placed::placed_rank_costs;
 use crate::plan::GemmShape;
 use crate::{GemmError, Strategy};
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::Op;
-use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout};
+use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
 use redblue_kernels::{KernelScalar, Par};
 use std::fmt;
 
@@ -140,6 +143,9 @@ pub struct GemmPlan {
     algorithm: Option<Algorithm>,
     schedule: Schedule,
     nranks: usize,
+    /// Every rank's words and messages (bytes = words) from the layouts the plan was made for
+    /// ([`GemmPlan::for_layouts`]); `None`: the native layouts.
+    placed: Option<Vec<CommStats>>,
 }
 
 impl GemmPlan {
@@ -200,7 +206,113 @@ impl GemmPlan {
             algorithm,
             schedule,
             nranks: p,
+            placed: None,
         })
+    }
+
+    /// The plan for operands that already are somewhere: `A`, `B` and `C` (as stored) laid
+    /// out as `a`, `b` and `c`. The options' own strategy if they give one; otherwise, among
+    /// the algorithm's schedule and COSMA's strategies on every grid of as many ranks (and of
+    /// all `p`, within the memory limit), the one whose busiest rank sends or receives the
+    /// fewest words *from these layouts*, counted exactly ([`placed_rank_costs`]; fewer words
+    /// in total break ties; the algorithm's own wins a tie). [`GemmPlan::rank_costs`] then says
+    /// what the run moves from these layouts, before it runs. A Cannon schedule keeps its
+    /// grid, and its counters stay those of its native layouts.
+    ///
+    /// # Errors
+    /// As [`GemmPlan::new`]; [`PlanError::InvalidOptions`] if a layout's shape is not its
+    /// operand's or it spreads over more than `p` ranks.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::{run_ranks, Communicator};
+    /// use redblue_core::Op;
+    /// use redblue_dist::{GridLayout, OwnedDistMatrix};
+    /// use redblue_gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
+    /// use redblue_kernels::Par;
+    ///
+    /// // A (400 × 400) already split by columns over 4 ranks, X (400 × 8) by rows alike.
+    /// let (a, x, r) = (
+    ///     GridLayout::even(400, 400, 1, 4).unwrap(),
+    ///     GridLayout::even(400, 8, 4, 1).unwrap(),
+    ///     GridLayout::even(400, 8, 4, 1).unwrap(),
+    /// );
+    /// let (shape, ops, params) = (GemmShape::new(400, 8, 400), (Op::NoTrans, Op::NoTrans), GemmParams::default());
+    /// let blind = GemmPlan::new(shape, ops, 4, &params).unwrap();
+    /// let aware = GemmPlan::for_layouts(shape, ops, 4, &params, &a, &x, &r).unwrap();
+    /// let most = |plan: &GemmPlan| plan.rank_costs(8).iter().map(|c| c.words_received).max().unwrap();
+    /// assert_ne!(blind.schedule().grid(), [1, 1, 4]);
+    /// let measured = run_ranks(4, |comm| {
+    ///     let am = OwnedDistMatrix::<f64, _>::random(&comm, a.clone(), 1).unwrap();
+    ///     let xm = OwnedDistMatrix::<f64, _>::random(&comm, x.clone(), 2).unwrap();
+    ///     let mut rm = OwnedDistMatrix::<f64, _>::random(&comm, r.clone(), 3).unwrap();
+    ///     comm.reset_stats();
+    ///     gemm_with(&comm, &aware, -1.0, &am, &xm, 1.0, &mut rm, Par::Seq).unwrap();
+    ///     comm.stats()
+    /// });
+    /// // What the plan said, exactly; A stays where it is: only the partial sums move.
+    /// assert_eq!(measured, aware.rank_costs(8));
+    /// assert_eq!(aware.schedule().grid(), [1, 1, 4]); // k cut in four, as A is
+    /// // Each rank sends and receives 3/4 of its 400 × 8 partial R; nothing of A or X.
+    /// assert_eq!(most(&aware), 2400);
+    /// // The blind plan's strategy cuts m and k; run from these layouts it gathers parts of A.
+    /// let [la, lb, lc] = [&a, &x, &r];
+    /// let redblue_gemm::Schedule::Strategy(s) = blind.schedule() else { unreachable!() };
+    /// let blind_here = redblue_gemm::placed_rank_costs(s, shape, ops, la, lb, lc, 4, 8);
+    /// assert!(blind_here.iter().any(|c| c.words_received > 2400));
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_layouts(
+        shape: GemmShape,
+        ops: (Op, Op),
+        p: usize,
+        options: &GemmParams,
+        a: &impl Layout,
+        b: &impl Layout,
+        c: &impl Layout,
+    ) -> Result<Self, PlanError> {
+        let mut plan = GemmPlan::new(shape, ops, p, options)?;
+        let [sa, sb, sc] = plan.stored_shapes();
+        for (what, layout_shape, nranks, wanted) in [
+            ("A", a.shape(), a.nranks(), sa),
+            ("B", b.shape(), b.nranks(), sb),
+            ("C", c.shape(), c.nranks(), sc),
+        ] {
+            if layout_shape != wanted || nranks > p {
+                return Err(PlanError::InvalidOptions(format!(
+                    "the layout of {what} is {}x{} over {nranks} ranks; the product needs                      {}x{} over at most {p}",
+                    layout_shape.0, layout_shape.1, wanted.0, wanted.1
+                )));
+            }
+        }
+        let Schedule::Strategy(own) = &plan.schedule else {
+            return Ok(plan);
+        };
+        let placed = |s: &Strategy| placed_rank_costs(s, shape, ops, a, b, c, p, 1);
+        let score = |costs: &[CommStats]| {
+            let most = costs
+                .iter()
+                .map(|s| s.words_sent.max(s.words_received))
+                .max()
+                .unwrap_or(0);
+            (most, costs.iter().map(|s| s.words_sent).sum::<u64>())
+        };
+        let mut best = (own.clone(), placed(own));
+        if options.strategy.is_none() {
+            let memory = options.memory_words;
+            for s in candidates(shape, [own.ranks(), p], memory) {
+                let costs = placed(&s);
+                if score(&costs) < score(&best.1) {
+                    best = (s, costs);
+                }
+            }
+        }
+        if &best.0 != own {
+            plan.algorithm = None;
+            plan.schedule = Schedule::Strategy(best.0);
+        }
+        plan.placed = Some(best.1);
+        Ok(plan)
     }
 
     /// The shape `m × n × k` of the product.
@@ -266,8 +378,21 @@ impl GemmPlan {
     /// `q − 1` shifts one message each way per operand even when empty. With `alpha = 0`
     /// nothing moves; in other layouts the run moves what those layouts need (at most the
     /// transforms into the native layouts more; see [`cosma`](crate::cosma)).
+    ///
+    /// # Examples
+    /// See [`GemmPlan`]: measured counters equal to these on every rank.
     pub fn rank_costs(&self, bytes: usize) -> Vec<CommStats> {
         let bytes = bytes as u64;
+        if let Some(placed) = &self.placed {
+            return placed
+                .iter()
+                .map(|s| CommStats {
+                    bytes_sent: s.words_sent * bytes,
+                    bytes_received: s.words_received * bytes,
+                    ..*s
+                })
+                .collect();
+        }
         (0..self.nranks)
             .map(|r| {
                 let c = self.schedule.rank_cost(self.shape, self.nranks, r);
@@ -414,4 +539,28 @@ where
     plan.check_operands([a.shape(), b.shape(), c.shape()], comm.size())?;
     let (op_a, op_b) = plan.ops;
     multiply(comm, alpha, a, op_a, b, op_b, beta, c, &plan.schedule, par)
+}
+
+/// COSMA's strategies on every grid `[p_m, p_n, p_k]` of exactly `used` ranks (each entry of
+/// `used`; no dimension cut into more parts than it has elements), with the fewest sequential
+/// `k` parts that fit `memory`; grids that cannot fit are left out.
+fn candidates(shape: GemmShape, used: [usize; 2], memory: Option<u64>) -> Vec<Strategy> {
+    let cap = shape.dims().map(|x| x.max(1));
+    let mut out = Vec::new();
+    let mut sizes = used.to_vec();
+    sizes.dedup();
+    for used in sizes {
+        for pm in divisors(used).into_iter().filter(|&d| d <= cap[0]) {
+            for pn in divisors(used / pm).into_iter().filter(|&d| d <= cap[1]) {
+                let grid = [pm, pn, used / pm / pn];
+                if grid[2] > cap[2] {
+                    continue;
+                }
+                if let Ok(s) = sequential_parts_for(shape, grid, memory) {
+                    out.push(with_sequential_k(shape, grid, s));
+                }
+            }
+        }
+    }
+    out
 }

@@ -11,7 +11,8 @@
 //! [`Strategy`] (printable and parseable, `pm2,sk2,pn2`), what each rank computes under it
 //! ([`rank_domains`], [`grid_coords`]), the words each rank moves and the memory it needs
 //! ([`cosma_cost`]), the choice of a strategy ([`plan_strategy`]: grid fitting with idle
-//! ranks, sequential steps under a memory limit), the paper's formula ([`paper_cosma_words`]) and the lower bounds
+//! ranks, sequential steps under a memory limit), the exact words from operands in any layouts
+//! ([`placed_rank_costs`], which [`GemmPlan::for_layouts`] chooses by), the paper's formula ([`paper_cosma_words`]) and the lower bounds
 //! ([`sequential_lower_bound`], [`parallel_lower_bound`]).
 
 mod algorithm;
@@ -23,6 +24,7 @@ mod fit;
 mod gemm_plan;
 pub mod memory;
 mod model;
+mod placed;
 mod plan;
 mod strategy;
 
@@ -38,5 +40,6 @@ pub use model::{
     cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
     CostSummary, RankCost,
 };
+pub use placed::placed_rank_costs;
 pub use plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 pub use strategy::{Dim, Step, StepKind, Strategy, StrategyError};

@@ -1,0 +1,217 @@
+//! Multiplications of operands where they already are: the exact counters of a strategy run on
+//! `A`, `B` and `C` in given layouts ([`placed_rank_costs`]), and the choice among COSMA's
+//! strategies of the one that moves the least from those layouts
+//! ([`GemmPlan::for_layouts`](crate::GemmPlan::for_layouts)).
+//!
+//! [`cosma`](crate::cosma) never copies its operands into a layout of its own: each round
+//! gathers every rank's blocks of `op(A)` and `op(B)` from wherever they are, and each partial
+//! block of `C` is summed straight into `C`'s layout. So what a run moves depends on the
+//! layouts, and a strategy whose domains fall on the blocks a rank already holds moves little.
+
+use crate::memory::with_agreement;
+use crate::model::RankCost;
+use crate::plan::{c_block_ids, last_updates, rank_domains, Domain, GemmShape};
+use crate::Strategy;
+use redblue_comm::CommStats;
+use redblue_core::Op;
+use redblue_dist::Layout;
+use std::ops::Range;
+
+/// A rectangle of a matrix: rows and columns.
+type Rect = (Range<usize>, Range<usize>);
+
+/// The intervals of `splits` (`0 = s_0 < … < s_k`) that overlap `range`.
+fn overlapping(splits: &[usize], range: &Range<usize>) -> Range<usize> {
+    if range.is_empty() {
+        return 0..0;
+    }
+    let first = splits.partition_point(|&s| s <= range.start) - 1;
+    let last = splits.partition_point(|&s| s < range.end);
+    first..last
+}
+
+fn overlap(a: &Range<usize>, b: &Range<usize>) -> usize {
+    a.end.min(b.end).saturating_sub(a.start.max(b.start))
+}
+
+/// Elements of rectangle `need` of `op(X)` each rank of `layout` (of `X`) holds, added into
+/// `held` (one entry per rank of the layout); the ranks touched are listed once in `touched`.
+fn holders(layout: &impl Layout, op: Op, need: &Rect, held: &mut [u64], touched: &mut Vec<usize>) {
+    // The rectangle in X's own coordinates.
+    let (rows, cols) = if op.is_transposed() {
+        (&need.1, &need.0)
+    } else {
+        (&need.0, &need.1)
+    };
+    let (rs, cs) = (layout.row_splits(), layout.col_splits());
+    for bj in overlapping(cs, cols) {
+        let width = overlap(&(cs[bj]..cs[bj + 1]), cols) as u64;
+        for bi in overlapping(rs, rows) {
+            let area = overlap(&(rs[bi]..rs[bi + 1]), rows) as u64 * width;
+            let owner = layout.block_owner(bi, bj);
+            if held[owner] == 0 && area > 0 {
+                touched.push(owner);
+            }
+            held[owner] += area;
+        }
+    }
+}
+
+/// Counters of one exchange in which each rank `r` gets (a gather) or gives (a reduction) the
+/// rectangle `rects[r]` of `op(X)` from or to the ranks of `layout` that hold its pieces: one
+/// message per pair of different ranks with a non-empty piece list.
+struct Exchange<'a> {
+    stats: &'a mut [CommStats],
+    held: Vec<u64>,
+    touched: Vec<usize>,
+}
+
+impl<'a> Exchange<'a> {
+    fn new(stats: &'a mut [CommStats], nranks: usize) -> Self {
+        Exchange {
+            stats,
+            held: vec![0; nranks],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Rank `r`'s rectangle against the holders; `gather`: the holders send to `r`, else `r`
+    /// sends to them.
+    fn count(&mut self, layout: &impl Layout, op: Op, r: usize, rect: &Rect, gather: bool) {
+        if rect.0.is_empty() || rect.1.is_empty() {
+            return;
+        }
+        holders(layout, op, rect, &mut self.held, &mut self.touched);
+        for o in self.touched.drain(..) {
+            let words = std::mem::take(&mut self.held[o]);
+            if o == r || words == 0 {
+                continue;
+            }
+            let (from, to) = if gather { (o, r) } else { (r, o) };
+            self.stats[from].words_sent += words;
+            self.stats[from].messages_sent += 1;
+            self.stats[to].words_received += words;
+            self.stats[to].messages_received += 1;
+        }
+    }
+}
+
+/// Whether rank `r`'s block `rects[r]` of `C` is updated in place: nobody else adds to it and
+/// it lies inside one block `r` holds (then it takes no part in the reduction).
+fn c_in_place(c: &impl Layout, rects: &[Rect], r: usize) -> bool {
+    let (rows, cols) = &rects[r];
+    if r >= c.nranks() || rows.is_empty() || cols.is_empty() {
+        return false;
+    }
+    if rects
+        .iter()
+        .enumerate()
+        .any(|(o, x)| o != r && x == &rects[r])
+    {
+        return false;
+    }
+    let (rs, cs) = (c.row_splits(), c.col_splits());
+    let (bi, bj) = (overlapping(rs, rows), overlapping(cs, cols));
+    bi.len() == 1 && bj.len() == 1 && c.block_owner(bi.start, bj.start) == r
+}
+
+/// Every rank's counters (of `p`; elements of `bytes` bytes) when [`cosma`](crate::cosma) runs
+/// `strategy` on `C = alpha·op(A)·op(B) + beta·C` (`alpha ≠ 0`) with `A`, `B` and `C` laid out
+/// as `a`, `b` and `c` (as stored): each round's gathers of `op(A)` and `op(B)` from where they
+/// are, the reductions of the partial blocks into `C`'s layout, and the memory agreement of
+/// large runs. Exact: in the native layouts it is [`Schedule::rank_cost`]
+/// (crate::Schedule::rank_cost), in any others what the communicator counts.
+///
+/// # Examples
+/// ```
+/// use redblue_core::Op;
+/// use redblue_dist::{BlockCyclic, GridLayout};
+/// use redblue_gemm::{native_layouts, placed_rank_costs, GemmShape, Schedule, Strategy};
+///
+/// let (shape, ops) = (GemmShape::new(64, 64, 64), (Op::NoTrans, Op::NoTrans));
+/// let strategy: Strategy = "pm2,pn2".parse().unwrap();
+/// let [a, b, c] = native_layouts(&strategy, shape, ops, 4).unwrap();
+/// let native = placed_rank_costs(&strategy, shape, ops, &a, &b, &c, 4, 8);
+/// let model: Vec<_> = (0..4).map(|r| Schedule::Strategy(strategy.clone()).rank_cost(shape, 4, r)).collect();
+/// assert!(native.iter().zip(&model).all(|(n, m)| n.words_sent == m.words_sent));
+/// // Block-cyclic operands: every rank gathers most of what it needs.
+/// let bc = BlockCyclic::new(64, 64, 8, 8, 2, 2).unwrap();
+/// let moved = placed_rank_costs(&strategy, shape, ops, &bc, &bc, &bc, 4, 8);
+/// assert!(moved[0].words_received > native[0].words_received);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn placed_rank_costs(
+    strategy: &Strategy,
+    shape: GemmShape,
+    ops: (Op, Op),
+    a: &impl Layout,
+    b: &impl Layout,
+    c: &impl Layout,
+    p: usize,
+    bytes: usize,
+) -> Vec<CommStats> {
+    let mut stats = vec![CommStats::default(); p];
+    if shape.m == 0 || shape.n == 0 || shape.k == 0 {
+        return stats;
+    }
+    let domains: Vec<Vec<Domain>> = (0..p)
+        .map(|r| {
+            if r < strategy.ranks() {
+                rank_domains(strategy, shape, r)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let ids = c_block_ids(strategy);
+    let last = last_updates(&ids);
+    let empty: Rect = (0..0, 0..0);
+    let rects = |it: usize, of: &dyn Fn(&Domain) -> Rect| -> Vec<Rect> {
+        domains
+            .iter()
+            .map(|d| d.get(it).map_or(empty.clone(), of))
+            .collect()
+    };
+    for it in 0..ids.len() {
+        let a_needs = rects(it, &|d| (d.rows.clone(), d.inner.clone()));
+        let b_needs = rects(it, &|d| (d.inner.clone(), d.cols.clone()));
+        let mut gathers = Exchange::new(&mut stats, p);
+        for r in 0..p {
+            gathers.count(a, ops.0, r, &a_needs[r], true);
+            gathers.count(b, ops.1, r, &b_needs[r], true);
+        }
+        if last[it] {
+            let c_rects = rects(it, &|d| (d.rows.clone(), d.cols.clone()));
+            let mut reduction = Exchange::new(&mut stats, p);
+            for r in 0..p {
+                if !c_in_place(c, &c_rects, r) {
+                    reduction.count(c, Op::NoTrans, r, &c_rects[r], false);
+                }
+            }
+        }
+    }
+    let busiest = crate::Schedule::Strategy(strategy.clone()).busiest_working_words(shape);
+    stats
+        .into_iter()
+        .enumerate()
+        .map(|(r, s)| {
+            let cost = RankCost {
+                words_sent: s.words_sent,
+                words_received: s.words_received,
+                messages_sent: s.messages_sent,
+                messages_received: s.messages_received,
+                ..RankCost::default()
+            };
+            let cost = with_agreement(cost, busiest, r, p);
+            let bytes = bytes as u64;
+            CommStats {
+                words_sent: cost.words_sent,
+                words_received: cost.words_received,
+                bytes_sent: cost.words_sent * bytes,
+                bytes_received: cost.words_received * bytes,
+                messages_sent: cost.messages_sent,
+                messages_received: cost.messages_received,
+            }
+        })
+        .collect()
+}
