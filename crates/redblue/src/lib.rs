@@ -44,11 +44,18 @@ pub use redblue_kernels as kernels;
 pub use redblue_lu as lu;
 pub use redblue_pipeline as pipeline;
 
-/// The everyday names: scalars, flags, communicators, layouts, matrices and `transform`.
+/// The everyday names: scalars, flags, communicators, layouts, matrices, `transform`, and each
+/// algorithm's entry points in the plan convention (the call, its options, its plan, its
+/// result) with `Par`. [`Error`](crate::Error) stays outside (it would shadow other `Error`s):
+/// write `redblue::Error`.
 pub mod prelude {
+    pub use redblue_cholesky::{
+        cholesky, cholesky_in_place, cholesky_in_place_with, cholesky_with, CholeskyAlgorithm,
+        CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan,
+    };
     pub use redblue_comm::{
         run_ranks, CommError, CommStats, Communicator, CommunicatorExt, Grid2d, Grid3d, GridOrder,
-        ReduceOp, Request, SelfComm, ThreadComm,
+        GridShape2d, ReduceOp, Request, SelfComm, ThreadComm,
     };
     #[cfg(feature = "mpi")]
     pub use redblue_comm::{MpiComm, MpiUniverse};
@@ -56,6 +63,14 @@ pub mod prelude {
     pub use redblue_dist::{
         transform, transform_volume, AnyLayout, BlockCyclic, DistError, DistMatrix, DistMatrixMut,
         GridLayout, Layout, OnRank, OwnedDistMatrix, TransformPlan,
+    };
+    pub use redblue_gemm::{
+        gemm_with, multiply, Algorithm, GemmError, GemmParams, GemmPlan, GemmShape, Schedule,
+    };
+    pub use redblue_kernels::Par;
+    pub use redblue_lu::{
+        lu, lu_in_place, lu_in_place_with, lu_with, LookAhead, LuAlgorithm, LuError, LuFactors,
+        LuParams, LuPlan, TileGrid,
     };
 }
 
