@@ -531,4 +531,54 @@ mod tests {
         );
         assert!(e.to_string().contains("cannot allocate"));
     }
+
+    #[test]
+    fn scale_by_zero_clears_nan_and_scale_by_two_doubles() {
+        let comm = SelfComm::new();
+        let layout = crate::GridLayout::even(3, 2, 1, 1).unwrap();
+        let mut a = OwnedDistMatrix::from_fn(&comm, layout, |i, j| (i + 3 * j) as f64).unwrap();
+        a.scale(2.0);
+        assert_eq!(a.local, vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        a.local[1] = f64::NAN;
+        a.scale(0.0);
+        assert_eq!(a.local, vec![0.0; 6]);
+    }
+
+    #[test]
+    fn all_gather_gives_every_rank_the_matrix_from_any_layout() {
+        use crate::{BlockCyclic, GridLayout};
+        use redblue_comm::run_ranks;
+        let (m, n) = (7, 5);
+        let expected: Vec<f64> = (0..n)
+            .flat_map(|j| (0..m).map(move |i| (i * 10 + j) as f64))
+            .collect();
+        for p in 1..=5 {
+            let out = run_ranks(p, |comm| {
+                let value = |i: usize, j: usize| (i * 10 + j) as f64;
+                let layouts: [crate::AnyLayout; 3] = [
+                    BlockCyclic::near_square(m, n, 2, 3, p).unwrap().into(),
+                    GridLayout::even(m, n, 1, p).unwrap().into(),
+                    // Over fewer ranks than the communicator: the others hold nothing.
+                    OnRank::new(m, n, 0, 1).unwrap().into(),
+                ];
+                let mut copies = Vec::new();
+                for layout in layouts {
+                    let a = OwnedDistMatrix::from_fn(&comm, layout, value).unwrap();
+                    comm.reset_stats();
+                    copies.push(a.all_gather(&comm).unwrap());
+                }
+                (copies, comm.stats().words_received)
+            });
+            for (copies, _) in &out {
+                assert!(copies.iter().all(|c| *c == expected), "P={p}");
+            }
+            // The last, from one rank: every other rank receives the whole matrix once (and
+            // a word or two of the memory agreement).
+            let whole = (m * n) as u64;
+            assert!(out
+                .iter()
+                .skip(1)
+                .all(|(_, w)| (whole..whole + 2 * p as u64).contains(w)));
+        }
+    }
 }
