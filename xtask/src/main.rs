@@ -227,6 +227,18 @@ fn test_mpi() -> Result<(), String> {
         );
         return Ok(());
     }
+    build_mpi_programs()?;
+    let timeout = MPI_TIMEOUT_S.to_string();
+    run_mpi_suites(&timeout)?;
+    run_miniapp_under_mpi(&timeout)?;
+    mpi_faults(&timeout)?;
+    println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
+    Ok(())
+}
+
+/// Clippy on the MPI-only code, then the release builds of the MPI programs: the suites, the
+/// smoke test, the examples and the miniapp.
+fn build_mpi_programs() -> Result<(), String> {
     run(
         "cargo",
         &[
@@ -246,11 +258,8 @@ fn test_mpi() -> Result<(), String> {
         ],
         &[],
     )?;
-    run(
-        "cargo",
+    let builds: [&[&str]; 4] = [
         &[
-            "build",
-            "--release",
             "-p",
             "redblue-tests",
             "--features",
@@ -258,13 +267,7 @@ fn test_mpi() -> Result<(), String> {
             "--bin",
             "mpi-suite",
         ],
-        &[],
-    )?;
-    run(
-        "cargo",
         &[
-            "build",
-            "--release",
             "-p",
             "redblue-comm",
             "--features",
@@ -272,13 +275,7 @@ fn test_mpi() -> Result<(), String> {
             "--example",
             "mpi_smoke",
         ],
-        &[],
-    )?;
-    run(
-        "cargo",
         &[
-            "build",
-            "--release",
             "-p",
             "redblue",
             "--features",
@@ -288,70 +285,52 @@ fn test_mpi() -> Result<(), String> {
             "--example",
             "refine",
         ],
-        &[],
-    )?;
-    run(
-        "cargo",
-        &[
-            "build",
-            "--release",
-            "-p",
-            "redblue-cli",
-            "--features",
-            "mpi",
-        ],
-        &[],
-    )?;
-    let timeout = MPI_TIMEOUT_S.to_string();
+        &["-p", "redblue-cli", "--features", "mpi"],
+    ];
+    for build in builds {
+        run("cargo", &[&["build", "--release"][..], build].concat(), &[])?;
+    }
+    Ok(())
+}
+
+/// `timeout T mpirun -n NP program args…` with the MPI settings.
+fn mpirun(timeout: &str, np: &str, program: &str, args: &[&str]) -> Result<(), String> {
+    let command = [&[timeout, "mpirun", "-n", np, program][..], args].concat();
+    run("timeout", &command, &MPI_ENV)
+}
+
+/// The check suites and the smoke test at every rank count, the redistribution example and
+/// the guide's refinement solver (its residuals are checked on every rank).
+fn run_mpi_suites(timeout: &str) -> Result<(), String> {
     for p in MPI_RANKS {
         let np = p.to_string();
         for program in [
             "target/release/examples/mpi_smoke",
             "target/release/mpi-suite",
         ] {
-            run(
-                "timeout",
-                &[&timeout, "mpirun", "-n", &np, program],
-                &MPI_ENV,
-            )?;
+            mpirun(timeout, &np, program, &[])?;
         }
     }
-    run(
-        "timeout",
-        &[
-            &timeout,
-            "mpirun",
-            "-n",
-            "3",
-            "target/release/examples/redistribute",
-            "--backend",
-            "mpi",
-            "--n",
-            "500",
-        ],
-        &MPI_ENV,
+    let redistribute = "target/release/examples/redistribute";
+    mpirun(
+        timeout,
+        "3",
+        redistribute,
+        &["--backend", "mpi", "--n", "500"],
     )?;
-    // The guide's refinement solver (its residuals are checked on every rank).
     for np in ["1", "2", "4"] {
-        run(
-            "timeout",
-            &[
-                &timeout,
-                "mpirun",
-                "-n",
-                np,
-                "target/release/examples/refine",
-                "--backend",
-                "mpi",
-                "--n",
-                "600",
-            ],
-            &MPI_ENV,
-        )?;
+        let refine = "target/release/examples/refine";
+        mpirun(timeout, np, refine, &["--backend", "mpi", "--n", "600"])?;
     }
-    // The miniapp under mpirun, with a check: COSMA on two and three ranks, background rounds
-    // of a sequential strategy and Cannon's shifts on four.
-    let common = [
+    Ok(())
+}
+
+/// The miniapp under mpirun, with its checks: COSMA on two and three ranks, background rounds
+/// of a sequential strategy and Cannon's shifts on four; COnfLUX on a 2×1×2 grid and on three
+/// ranks, the 2D baseline on four in a block-cyclic layout; Cholesky alike (the upper
+/// triangle, complex, on the 2×1×2 grid).
+fn run_miniapp_under_mpi(timeout: &str) -> Result<(), String> {
+    let gemm = [
         "gemm",
         "--backend",
         "mpi",
@@ -363,84 +342,62 @@ fn test_mpi() -> Result<(), String> {
         "250",
         "--check",
     ];
-    let runs: [(&str, &[&str]); 4] = [
-        ("2", &["--type", "c64", "--op-a", "T"]),
-        ("3", &["--type", "c64", "--op-a", "T"]),
+    let lu = [
+        "lu",
+        "--backend",
+        "mpi",
+        "--n",
+        "301",
+        "--block",
+        "16",
+        "--check",
+    ];
+    let cholesky = [
+        "cholesky",
+        "--backend",
+        "mpi",
+        "--n",
+        "301",
+        "--block",
+        "16",
+        "--check",
+    ];
+    let runs: [(&str, &[&str], &[&str]); 10] = [
+        ("2", &gemm, &["--type", "c64", "--op-a", "T"]),
+        ("3", &gemm, &["--type", "c64", "--op-a", "T"]),
         (
             "4",
+            &gemm,
             &["--strategy", "sk3,pm2,pn2", "--type", "c32", "--op-b", "C"],
         ),
-        ("4", &["--algorithm", "cannon", "--layout", "block-cyclic"]),
-    ];
-    for (np, extra) in runs {
-        let mut args = vec![
-            timeout.as_str(),
-            "mpirun",
-            "-n",
-            np,
-            "target/release/redblue",
-        ];
-        args.extend(common);
-        args.extend(extra);
-        run("timeout", &args, &MPI_ENV)?;
-    }
-    // LU under mpirun, with its checks (factors and solve): COnfLUX on a 2×1×2 grid and on
-    // three ranks, the 2D baseline on four in a block-cyclic layout.
-    let lu_runs: [(&str, &[&str]); 3] = [
-        ("4", &["--grid", "2x1x2", "--type", "c64"]),
-        ("3", &["--type", "f32", "--nrhs", "4"]),
-        ("4", &["--algorithm", "2d", "--layout", "block-cyclic"]),
-    ];
-    for (np, extra) in lu_runs {
-        let mut args = vec![
-            timeout.as_str(),
-            "mpirun",
-            "-n",
-            np,
-            "target/release/redblue",
-            "lu",
-            "--backend",
-            "mpi",
-            "--n",
-            "301",
-            "--block",
-            "16",
-            "--check",
-        ];
-        args.extend(extra);
-        run("timeout", &args, &MPI_ENV)?;
-    }
-    // Cholesky under mpirun, with its checks: COnfCHOX on a 2×1×2 grid (upper triangle,
-    // complex) and on three ranks, the 2D baseline on four in a block-cyclic layout.
-    let cholesky_runs: [(&str, &[&str]); 3] = [
         (
             "4",
+            &gemm,
+            &["--algorithm", "cannon", "--layout", "block-cyclic"],
+        ),
+        ("4", &lu, &["--grid", "2x1x2", "--type", "c64"]),
+        ("3", &lu, &["--type", "f32", "--nrhs", "4"]),
+        ("4", &lu, &["--algorithm", "2d", "--layout", "block-cyclic"]),
+        (
+            "4",
+            &cholesky,
             &["--grid", "2x1x2", "--type", "c64", "--uplo", "upper"],
         ),
-        ("3", &["--type", "f32", "--nrhs", "4"]),
-        ("4", &["--algorithm", "2d", "--layout", "block-cyclic"]),
+        ("3", &cholesky, &["--type", "f32", "--nrhs", "4"]),
+        (
+            "4",
+            &cholesky,
+            &["--algorithm", "2d", "--layout", "block-cyclic"],
+        ),
     ];
-    for (np, extra) in cholesky_runs {
-        let mut args = vec![
-            timeout.as_str(),
-            "mpirun",
-            "-n",
+    for (np, command, extra) in runs {
+        mpirun(
+            timeout,
             np,
             "target/release/redblue",
-            "cholesky",
-            "--backend",
-            "mpi",
-            "--n",
-            "301",
-            "--block",
-            "16",
-            "--check",
-        ];
-        args.extend(extra);
-        run("timeout", &args, &MPI_ENV)?;
+            &[command, extra].concat(),
+        )?;
     }
-    mpi_faults(&timeout)?;
-    println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
 }
 
