@@ -20,12 +20,17 @@
 //!    ([`row_block_moves`]) — and
 //! 5. every rank updates its rows of `others`: `B[others] −= panel · X`.
 //!
+//! With few right-hand sides steps 4 and 5 go the other way when that moves fewer words
+//! ([`moves_products`], decided from global facts): the solved rows go to the panel's grid
+//! column ([`x_to_panel_moves`]), which multiplies its rows of the panel by them, and the
+//! products go to the ranks holding those rows of `B` ([`product_moves`]), which subtract them.
+//!
 //! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
 //! do without pivoting).
 //!
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
-//! panels (`K` right-hand sides), so the panels dominate for few right-hand sides on grids
-//! with many columns. Like the factorisation, every move is planned from global facts, and
+//! panels (`K` right-hand sides); with products instead, about `N²·K/(2·v·Px)`: a step moves
+//! whichever is less, so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{mark_positions, Geometry, Tiles};
@@ -57,7 +62,7 @@ pub fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
 
 /// Which triangle a sweep solves with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Sweep {
+pub enum Sweep {
     /// `L·Y = B`, steps in order.
     Forward,
     /// `U·X = Y`, steps in reverse.
@@ -208,6 +213,114 @@ fn factor_moves(
     }
 }
 
+/// Step 4 when products are cheaper ([`moves_products`]): the solved rows `piv`, every
+/// right-hand side, from the solving grid row to the panel's grid column `t mod Py`, on the
+/// grid rows holding a row of `others`.
+pub fn x_to_panel_moves(
+    g: &Geometry,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    others: &[usize],
+) -> Vec<Move> {
+    let (y0, _) = g.panel_owner(t);
+    let counts = g.row_counts(others);
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = rhs_cols(g, nrhs, y);
+        if cols.is_empty() {
+            continue;
+        }
+        for x in (0..g.px).filter(|&x| counts[x] > 0) {
+            out.push(Move {
+                from: g.rank(g.solver_row(t), y, 0),
+                to: g.rank(x, y0, 0),
+                rows: piv.to_vec(),
+                cols: cols.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Step 5 when products are cheaper: the products `F[others, panel]·X` of each grid row,
+/// made on the panel's grid column, to the ranks of the same grid row holding right-hand
+/// sides.
+pub fn product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+    let (y0, _) = g.panel_owner(t);
+    let mut out = Vec::new();
+    for x in 0..g.px {
+        let rows = g.rows_of(others, x);
+        if rows.is_empty() {
+            continue;
+        }
+        for y in 0..g.py {
+            let cols = rhs_cols(g, nrhs, y);
+            if !cols.is_empty() {
+                out.push(Move {
+                    from: g.rank(x, y0, 0),
+                    to: g.rank(x, y, 0),
+                    rows: rows.clone(),
+                    cols,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Words of `moves` that cross a rank boundary.
+fn crossing_words(moves: &[Move]) -> usize {
+    moves
+        .iter()
+        .filter(|m| m.from != m.to)
+        .map(|m| m.rows.len() * m.cols.len())
+        .sum()
+}
+
+/// Whether step `t` of a sweep brings the solved rows to the factor's panel and sends back
+/// the products (few right-hand sides: `K` columns per grid column against the panel's `w`)
+/// instead of bringing the panel to the right-hand sides: when that moves fewer words in
+/// total. Known to every rank from global facts. Cholesky's back substitution always moves
+/// the panel (its panel is a row block).
+pub fn moves_products(
+    g: &Geometry,
+    triangles: Triangles,
+    sweep: Sweep,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    others: &[usize],
+) -> bool {
+    if triangles == Triangles::Cholesky && sweep == Sweep::Backward {
+        return false;
+    }
+    let products = crossing_words(&x_to_panel_moves(g, nrhs, t, piv, others))
+        + crossing_words(&product_moves(g, nrhs, t, others));
+    products < crossing_words(&panel_moves(g, nrhs, t, others))
+}
+
+/// The move lists of steps 4 and 5 of step `t` of a sweep: the panel's, or the solved rows'
+/// and the products'.
+fn update_moves(
+    g: &Geometry,
+    triangles: Triangles,
+    sweep: Sweep,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    others: &[usize],
+) -> Vec<Vec<Move>> {
+    if moves_products(g, triangles, sweep, nrhs, t, piv, others) {
+        vec![
+            x_to_panel_moves(g, nrhs, t, piv, others),
+            product_moves(g, nrhs, t, others),
+        ]
+    } else {
+        vec![factor_moves(g, triangles, sweep, nrhs, t, others)]
+    }
+}
+
 /// Row `j` of the result is row `perm[j]` of a layer-0 matrix whose grid column `y` holds the
 /// columns `cols_of(y)`: the moves, one per (source, destination) pair, listed by destination
 /// row (the sender reads row `perm[j]` for row `j`).
@@ -354,6 +467,12 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
+        if moves_products(g, triangles, sweep, nrhs, t, piv, &others) {
+            let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
+            let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
+            step.update_by_products(comm, factors, &mut b, piv, &others, (&piv_pos, solved), par)?;
+            continue;
+        }
         let panel = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
         if !mine.is_empty() && w > 0 {
             let (op, panel) = match step.transposed() {
@@ -445,6 +564,61 @@ impl SweepStep<'_> {
     }
 }
 
+impl SweepStep<'_> {
+    /// Steps 4 and 5 by products ([`moves_products`]): the solved rows `piv` (read by
+    /// `solved` on the solving grid row; `piv_pos` their positions) to the panel's grid
+    /// column, which multiplies its rows of `others` of the factor's panel by them, and the
+    /// products to the ranks holding those rows of `B`, which subtract them.
+    ///
+    /// # Collective
+    #[allow(clippy::too_many_arguments)]
+    fn update_by_products<T: KernelScalar, C: Communicator>(
+        &self,
+        comm: &C,
+        factors: &Tiles<T>,
+        b: &mut Tiles<T>,
+        piv: &[usize],
+        others: &[usize],
+        (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
+        par: Par,
+    ) -> Result<(), SolveError> {
+        let (g, t, nrhs, w) = (self.g, self.t, self.nrhs, piv.len());
+        let (y0, _) = g.panel_owner(t);
+        let mut x_all = vec![T::zero(); w * nrhs];
+        exchange(comm, &x_to_panel_moves(g, nrhs, t, piv, others), solved)?
+            .apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
+        let rows = match g.coords(comm.rank()) {
+            Some((x, y, 0)) if y == y0 => g.rows_of(others, x),
+            _ => Vec::new(),
+        };
+        let mut product = vec![T::zero(); rows.len() * nrhs];
+        if !rows.is_empty() && w > 0 && nrhs > 0 {
+            let panel: Vec<T> = g
+                .panel(t)
+                .flat_map(|j| rows.iter().map(move |&i| (i, j)))
+                .map(|(i, j)| factors.get(i, j))
+                .collect();
+            gemm(
+                T::one(),
+                MatRef::from_slice(&panel, rows.len(), w, rows.len())?,
+                Op::NoTrans,
+                MatRef::from_slice(&x_all, w, nrhs, w)?,
+                Op::NoTrans,
+                T::zero(),
+                MatMut::from_slice(&mut product, rows.len(), nrhs, rows.len())?,
+                par,
+            )?;
+        }
+        let mut at = vec![usize::MAX; g.n];
+        mark_positions(&mut at, &rows);
+        exchange(comm, &product_moves(g, nrhs, t, others), |i, j| {
+            product[at[i] + j * rows.len()]
+        })?
+        .apply(|i, j, v| *b.at(i, j) -= v);
+        Ok(())
+    }
+}
+
 /// `B[mine] −= op(panel)·X` (`X` is `w × ny`).
 fn update_rows<T: KernelScalar>(
     b: &mut Tiles<T>,
@@ -493,7 +667,7 @@ pub fn solve_costs(
         let piv = &pivots[t];
         lists.push(gather_moves(g, nrhs, t, piv));
         lists.push(spread_moves(g, nrhs, t, piv, &others));
-        lists.push(factor_moves(g, triangles, sweep, nrhs, t, &others));
+        lists.extend(update_moves(g, triangles, sweep, nrhs, t, piv, &others));
     }
     if triangles == Triangles::Lu {
         let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
@@ -535,6 +709,48 @@ mod tests {
         assert_eq!(s[3].2, [3, 0, 1, 4]);
         assert_eq!(s[4].2, [3, 0]);
         assert!(s[5].2.is_empty());
+    }
+
+    #[test]
+    fn few_right_hand_sides_move_products_and_many_move_the_panel() {
+        let g = Geometry::new(64, 8, TileGrid { px: 2, py: 2, c: 1 });
+        // Step 1: the panel on grid column 1, one to four right-hand sides on grid column 0.
+        let piv: Vec<usize> = (8..16).collect();
+        let others: Vec<usize> = (16..64).collect();
+        let decide =
+            |nrhs| moves_products(&g, Triangles::Lu, Sweep::Forward, nrhs, 1, &piv, &others);
+        assert!(decide(1) && decide(4));
+        assert!(!decide(32));
+        // Cholesky's back substitution always moves its row block.
+        assert!(!moves_products(
+            &g,
+            Triangles::Cholesky,
+            Sweep::Backward,
+            1,
+            1,
+            &piv,
+            &others
+        ));
+        // One right-hand side: the 8 solved rows to grid column 1 of both grid rows, the 24
+        // products of each grid row back to grid column 0; against 24 × 8 panel rows per grid
+        // row.
+        assert_eq!(
+            crossing_words(&x_to_panel_moves(&g, 1, 1, &piv, &others)),
+            16
+        );
+        assert_eq!(crossing_words(&product_moves(&g, 1, 1, &others)), 48);
+        assert_eq!(crossing_words(&panel_moves(&g, 1, 1, &others)), 48 * 8);
+        // Step 0: panel and right-hand sides on grid column 0, so the panel moves nothing.
+        let (piv0, others0): (Vec<usize>, Vec<usize>) = ((0..8).collect(), (8..64).collect());
+        assert!(!moves_products(
+            &g,
+            Triangles::Lu,
+            Sweep::Forward,
+            1,
+            0,
+            &piv0,
+            &others0
+        ));
     }
 
     #[test]

@@ -80,3 +80,14 @@ fn the_planned_layouts_move_less_than_block_cyclic_in_every_refinement() {
         assert!(fast * 10 < slow, "{p} ranks: {fast} against {slow}");
     }
 }
+
+#[test]
+fn a_solve_with_few_right_hand_sides_moves_far_less_than_the_factorisation() {
+    // 2 × 2 grid: the panels would cross grid columns; the products are four columns wide.
+    for report in run(4, 400, 4, Placement::Planned) {
+        let lu = words(&report, "lu")[0];
+        for solve in words(&report, "solve A·D = R") {
+            assert!(solve * 10 < lu, "solve {solve} against lu {lu}");
+        }
+    }
+}
