@@ -195,18 +195,18 @@ struct Product<'x, T, A: ?Sized, B: ?Sized> {
 
 /// The sequential rounds of a strategy as this rank runs them: every rank's [`Domain`] in each
 /// round, which `C` block each round updates and whether it is that block's last update.
-struct Rounds {
+pub(crate) struct Rounds {
     me: usize,
     /// `domains[r][it]`: rank `r`'s multiplication in round `it` (none beyond the strategy).
     domains: Vec<Vec<Domain>>,
     /// The `C` block each round updates ([`c_block_ids`]).
-    ids: Vec<usize>,
+    pub(crate) ids: Vec<usize>,
     /// Whether round `it` is the last update of its block ([`last_updates`]).
-    last: Vec<bool>,
+    pub(crate) last: Vec<bool>,
 }
 
 impl Rounds {
-    fn new(strategy: &Strategy, shape: GemmShape, me: usize, p: usize) -> Self {
+    pub(crate) fn new(strategy: &Strategy, shape: GemmShape, me: usize, p: usize) -> Self {
         let domains = (0..p)
             .map(|r| {
                 if r < strategy.ranks() {
@@ -227,7 +227,7 @@ impl Rounds {
     }
 
     /// Every rank's rectangle `of(domain)` in round `it` (empty for ranks without one).
-    fn rects(&self, it: usize, of: impl Fn(&Domain) -> Rect) -> Vec<Rect> {
+    pub(crate) fn rects(&self, it: usize, of: impl Fn(&Domain) -> Rect) -> Vec<Rect> {
         self.domains
             .iter()
             .map(|d| d.get(it).map_or((0..0, 0..0), &of))

@@ -382,8 +382,8 @@ impl GemmPlan {
     /// # Examples
     /// See [`GemmPlan`]: measured counters equal to these on every rank.
     pub fn rank_costs(&self, bytes: usize) -> Vec<CommStats> {
-        let bytes = bytes as u64;
         if let Some(placed) = &self.placed {
+            let bytes = bytes as u64;
             return placed
                 .iter()
                 .map(|s| CommStats {
@@ -395,15 +395,9 @@ impl GemmPlan {
         }
         (0..self.nranks)
             .map(|r| {
-                let c = self.schedule.rank_cost(self.shape, self.nranks, r);
-                CommStats {
-                    words_sent: c.words_sent,
-                    words_received: c.words_received,
-                    bytes_sent: c.words_sent * bytes,
-                    bytes_received: c.words_received * bytes,
-                    messages_sent: c.messages_sent,
-                    messages_received: c.messages_received,
-                }
+                self.schedule
+                    .rank_cost(self.shape, self.nranks, r)
+                    .stats(bytes)
             })
             .collect()
     }

@@ -24,6 +24,7 @@
 
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 use crate::Strategy;
+use redblue_comm::CommStats;
 
 /// What one rank moves and holds under a plan (words are matrix elements), in the native
 /// layouts, for `alpha ≠ 0` (with `alpha = 0` nothing moves).
@@ -45,6 +46,21 @@ pub struct RankCost {
     /// The part of `memory_words` beyond its parts of `A`, `B`, `C`: the buffers the run
     /// allocates (what [`crate::memory`] asks for before anything moves).
     pub working_words: u64,
+}
+
+impl RankCost {
+    /// The counters a communicator shows for this cost, elements of `bytes` bytes.
+    pub fn stats(&self, bytes: usize) -> CommStats {
+        let bytes = bytes as u64;
+        CommStats {
+            words_sent: self.words_sent,
+            words_received: self.words_received,
+            bytes_sent: self.words_sent * bytes,
+            bytes_received: self.words_received * bytes,
+            messages_sent: self.messages_sent,
+            messages_received: self.messages_received,
+        }
+    }
 }
 
 /// [`RankCost`]s summarised over all ranks of a plan.

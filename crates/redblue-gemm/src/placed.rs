@@ -8,17 +8,16 @@
 //! block of `C` is summed straight into `C`'s layout. So what a run moves depends on the
 //! layouts, and a strategy whose domains fall on the blocks a rank already holds moves little.
 
+use crate::cosma::Rounds;
+use crate::exchange::Rect;
 use crate::memory::with_agreement;
 use crate::model::RankCost;
-use crate::plan::{c_block_ids, last_updates, rank_domains, Domain, GemmShape};
+use crate::plan::GemmShape;
 use crate::Strategy;
 use redblue_comm::CommStats;
 use redblue_core::Op;
 use redblue_dist::Layout;
 use std::ops::Range;
-
-/// A rectangle of a matrix: rows and columns.
-type Rect = (Range<usize>, Range<usize>);
 
 /// The intervals of `splits` (`0 = s_0 < … < s_k`) that overlap `range`.
 fn overlapping(splits: &[usize], range: &Range<usize>) -> Range<usize> {
@@ -119,8 +118,9 @@ fn c_in_place(c: &impl Layout, rects: &[Rect], r: usize) -> bool {
 /// `strategy` on `C = alpha·op(A)·op(B) + beta·C` (`alpha ≠ 0`) with `A`, `B` and `C` laid out
 /// as `a`, `b` and `c` (as stored): each round's gathers of `op(A)` and `op(B)` from where they
 /// are, the reductions of the partial blocks into `C`'s layout, and the memory agreement of
-/// large runs. Exact: in the native layouts it is [`Schedule::rank_cost`]
-/// (crate::Schedule::rank_cost), in any others what the communicator counts.
+/// large runs. Exact: in the native layouts it is
+/// [`Schedule::rank_cost`](crate::Schedule::rank_cost), in any others what the communicator
+/// counts.
 ///
 /// # Examples
 /// ```
@@ -154,34 +154,17 @@ pub fn placed_rank_costs(
     if shape.m == 0 || shape.n == 0 || shape.k == 0 {
         return stats;
     }
-    let domains: Vec<Vec<Domain>> = (0..p)
-        .map(|r| {
-            if r < strategy.ranks() {
-                rank_domains(strategy, shape, r)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let ids = c_block_ids(strategy);
-    let last = last_updates(&ids);
-    let empty: Rect = (0..0, 0..0);
-    let rects = |it: usize, of: &dyn Fn(&Domain) -> Rect| -> Vec<Rect> {
-        domains
-            .iter()
-            .map(|d| d.get(it).map_or(empty.clone(), of))
-            .collect()
-    };
-    for it in 0..ids.len() {
-        let a_needs = rects(it, &|d| (d.rows.clone(), d.inner.clone()));
-        let b_needs = rects(it, &|d| (d.inner.clone(), d.cols.clone()));
+    let rounds = Rounds::new(strategy, shape, 0, p);
+    for it in 0..rounds.ids.len() {
+        let a_needs = rounds.rects(it, |d| (d.rows.clone(), d.inner.clone()));
+        let b_needs = rounds.rects(it, |d| (d.inner.clone(), d.cols.clone()));
         let mut gathers = Exchange::new(&mut stats, p);
         for r in 0..p {
             gathers.count(a, ops.0, r, &a_needs[r], true);
             gathers.count(b, ops.1, r, &b_needs[r], true);
         }
-        if last[it] {
-            let c_rects = rects(it, &|d| (d.rows.clone(), d.cols.clone()));
+        if rounds.last[it] {
+            let c_rects = rounds.rects(it, |d| (d.rows.clone(), d.cols.clone()));
             let mut reduction = Exchange::new(&mut stats, p);
             for r in 0..p {
                 if !c_in_place(c, &c_rects, r) {
@@ -202,16 +185,7 @@ pub fn placed_rank_costs(
                 messages_received: s.messages_received,
                 ..RankCost::default()
             };
-            let cost = with_agreement(cost, busiest, r, p);
-            let bytes = bytes as u64;
-            CommStats {
-                words_sent: cost.words_sent,
-                words_received: cost.words_received,
-                bytes_sent: cost.words_sent * bytes,
-                bytes_received: cost.words_received * bytes,
-                messages_sent: cost.messages_sent,
-                messages_received: cost.messages_received,
-            }
+            with_agreement(cost, busiest, r, p).stats(bytes)
         })
         .collect()
 }

@@ -21,7 +21,7 @@
 //! 5. every rank updates its rows of `others`: `B[others] −= panel · X`.
 //!
 //! With few right-hand sides steps 4 and 5 go the other way when that moves fewer words
-//! ([`moves_products`], decided from global facts): the solved rows go to the panel's grid
+//! (`SweepStep::moves_products`, decided from global facts): the solved rows go to the panel's grid
 //! column ([`x_to_panel_moves`]), which multiplies its rows of the panel by them, and the
 //! products go to the ranks holding those rows of `B` ([`product_moves`]), which subtract them.
 //!
@@ -62,7 +62,7 @@ pub fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
 
 /// Which triangle a sweep solves with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sweep {
+enum Sweep {
     /// `L·Y = B`, steps in order.
     Forward,
     /// `U·X = Y`, steps in reverse.
@@ -213,7 +213,7 @@ fn factor_moves(
     }
 }
 
-/// Step 4 when products are cheaper ([`moves_products`]): the solved rows `piv`, every
+/// Step 4 when products are cheaper (`SweepStep::moves_products`): the solved rows `piv`, every
 /// right-hand side, from the solving grid row to the panel's grid column `t mod Py`, on the
 /// grid rows holding a row of `others`.
 pub fn x_to_panel_moves(
@@ -276,49 +276,6 @@ fn crossing_words(moves: &[Move]) -> usize {
         .filter(|m| m.from != m.to)
         .map(|m| m.rows.len() * m.cols.len())
         .sum()
-}
-
-/// Whether step `t` of a sweep brings the solved rows to the factor's panel and sends back
-/// the products (few right-hand sides: `K` columns per grid column against the panel's `w`)
-/// instead of bringing the panel to the right-hand sides: when that moves fewer words in
-/// total. Known to every rank from global facts. Cholesky's back substitution always moves
-/// the panel (its panel is a row block).
-pub fn moves_products(
-    g: &Geometry,
-    triangles: Triangles,
-    sweep: Sweep,
-    nrhs: usize,
-    t: usize,
-    piv: &[usize],
-    others: &[usize],
-) -> bool {
-    if triangles == Triangles::Cholesky && sweep == Sweep::Backward {
-        return false;
-    }
-    let products = crossing_words(&x_to_panel_moves(g, nrhs, t, piv, others))
-        + crossing_words(&product_moves(g, nrhs, t, others));
-    products < crossing_words(&panel_moves(g, nrhs, t, others))
-}
-
-/// The move lists of steps 4 and 5 of step `t` of a sweep: the panel's, or the solved rows'
-/// and the products'.
-fn update_moves(
-    g: &Geometry,
-    triangles: Triangles,
-    sweep: Sweep,
-    nrhs: usize,
-    t: usize,
-    piv: &[usize],
-    others: &[usize],
-) -> Vec<Vec<Move>> {
-    if moves_products(g, triangles, sweep, nrhs, t, piv, others) {
-        vec![
-            x_to_panel_moves(g, nrhs, t, piv, others),
-            product_moves(g, nrhs, t, others),
-        ]
-    } else {
-        vec![factor_moves(g, triangles, sweep, nrhs, t, others)]
-    }
 }
 
 /// Row `j` of the result is row `perm[j]` of a layer-0 matrix whose grid column `y` holds the
@@ -467,7 +424,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
-        if moves_products(g, triangles, sweep, nrhs, t, piv, &others) {
+        if step.moves_products(piv, &others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             step.update_by_products(comm, factors, &mut b, piv, &others, (&piv_pos, solved), par)?;
@@ -533,6 +490,34 @@ impl SweepStep<'_> {
         self.triangles == Triangles::Cholesky && self.sweep == Sweep::Backward
     }
 
+    /// Whether this step brings the solved rows to the factor's panel and sends back the
+    /// products (few right-hand sides: `K` columns per grid column against the panel's `w`)
+    /// instead of bringing the panel to the right-hand sides: when that moves fewer words in
+    /// total. Known to every rank from global facts. Cholesky's back substitution always moves
+    /// the panel (its panel is a row block).
+    fn moves_products(&self, piv: &[usize], others: &[usize]) -> bool {
+        if self.transposed() {
+            return false;
+        }
+        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
+        let products = crossing_words(&x_to_panel_moves(g, nrhs, t, piv, others))
+            + crossing_words(&product_moves(g, nrhs, t, others));
+        products < crossing_words(&panel_moves(g, nrhs, t, others))
+    }
+
+    /// The move lists of steps 4 and 5: the panel's, or the solved rows' and the products'.
+    fn update_moves(&self, piv: &[usize], others: &[usize]) -> Vec<Vec<Move>> {
+        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
+        if self.moves_products(piv, others) {
+            vec![
+                x_to_panel_moves(g, nrhs, t, piv, others),
+                product_moves(g, nrhs, t, others),
+            ]
+        } else {
+            vec![factor_moves(g, self.triangles, self.sweep, nrhs, t, others)]
+        }
+    }
+
     /// Step 4: the factor's panel on this rank's rows `mine` of `others` (`row_pos`: their
     /// positions), `mine.len() × w` column-major, or `w × mine.len()` when
     /// [`transposed`](Self::transposed).
@@ -565,7 +550,7 @@ impl SweepStep<'_> {
 }
 
 impl SweepStep<'_> {
-    /// Steps 4 and 5 by products ([`moves_products`]): the solved rows `piv` (read by
+    /// Steps 4 and 5 by products (`SweepStep::moves_products`): the solved rows `piv` (read by
     /// `solved` on the solving grid row; `piv_pos` their positions) to the panel's grid
     /// column, which multiplies its rows of `others` of the factor's panel by them, and the
     /// products to the ranks holding those rows of `B`, which subtract them.
@@ -667,7 +652,14 @@ pub fn solve_costs(
         let piv = &pivots[t];
         lists.push(gather_moves(g, nrhs, t, piv));
         lists.push(spread_moves(g, nrhs, t, piv, &others));
-        lists.extend(update_moves(g, triangles, sweep, nrhs, t, piv, &others));
+        let step = SweepStep {
+            g,
+            triangles,
+            sweep,
+            t,
+            nrhs,
+        };
+        lists.extend(step.update_moves(piv, &others));
     }
     if triangles == Triangles::Lu {
         let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
@@ -717,20 +709,20 @@ mod tests {
         // Step 1: the panel on grid column 1, one to four right-hand sides on grid column 0.
         let piv: Vec<usize> = (8..16).collect();
         let others: Vec<usize> = (16..64).collect();
+        let step = |triangles, sweep, nrhs, t| SweepStep {
+            g: &g,
+            triangles,
+            sweep,
+            t,
+            nrhs,
+        };
         let decide =
-            |nrhs| moves_products(&g, Triangles::Lu, Sweep::Forward, nrhs, 1, &piv, &others);
+            |nrhs| step(Triangles::Lu, Sweep::Forward, nrhs, 1).moves_products(&piv, &others);
         assert!(decide(1) && decide(4));
         assert!(!decide(32));
         // Cholesky's back substitution always moves its row block.
-        assert!(!moves_products(
-            &g,
-            Triangles::Cholesky,
-            Sweep::Backward,
-            1,
-            1,
-            &piv,
-            &others
-        ));
+        let back = step(Triangles::Cholesky, Sweep::Backward, 1, 1);
+        assert!(!back.moves_products(&piv, &others));
         // One right-hand side: the 8 solved rows to grid column 1 of both grid rows, the 24
         // products of each grid row back to grid column 0; against 24 × 8 panel rows per grid
         // row.
@@ -742,15 +734,8 @@ mod tests {
         assert_eq!(crossing_words(&panel_moves(&g, 1, 1, &others)), 48 * 8);
         // Step 0: panel and right-hand sides on grid column 0, so the panel moves nothing.
         let (piv0, others0): (Vec<usize>, Vec<usize>) = ((0..8).collect(), (8..64).collect());
-        assert!(!moves_products(
-            &g,
-            Triangles::Lu,
-            Sweep::Forward,
-            1,
-            0,
-            &piv0,
-            &others0
-        ));
+        let first = step(Triangles::Lu, Sweep::Forward, 1, 0);
+        assert!(!first.moves_products(&piv0, &others0));
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub use redblue_pipeline as pipeline;
 
 /// The everyday names: scalars, flags, communicators, layouts, matrices, `transform`, and each
 /// algorithm's entry points in the plan convention (the call, its options, its plan, its
-/// result) with `Par`. [`Error`](crate::Error) stays outside (it would shadow other `Error`s):
+/// result) with `Par`. [`Error`] stays outside (it would shadow other `Error`s):
 /// write `redblue::Error`.
 pub mod prelude {
     pub use redblue_cholesky::{
