@@ -112,6 +112,34 @@ pub fn gather_moves(g: &Geometry, nrhs: usize, t: usize, piv: &[usize]) -> Vec<M
     out
 }
 
+/// The solved rows `piv` from the solving grid row of each grid column holding right-hand
+/// sides (its columns of them) to rank `to(x, y)` for every grid row `x` that `wanted`.
+fn solved_rows_to(
+    g: &Geometry,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    wanted: impl Fn(usize) -> bool,
+    to: impl Fn(usize, usize) -> usize,
+) -> Vec<Move> {
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = rhs_cols(g, nrhs, y);
+        if cols.is_empty() {
+            continue;
+        }
+        for x in (0..g.px).filter(|&x| wanted(x)) {
+            out.push(Move {
+                from: g.rank(g.solver_row(t), y, 0),
+                to: to(x, y),
+                rows: piv.to_vec(),
+                cols: cols.clone(),
+            });
+        }
+    }
+    out
+}
+
 /// Step 3: the solved rows `piv` to the ranks of each grid column holding a row of `piv` or
 /// of `others`.
 pub fn spread_moves(
@@ -123,22 +151,8 @@ pub fn spread_moves(
 ) -> Vec<Move> {
     let counts = g.row_counts(others);
     let piv_counts = g.row_counts(piv);
-    let mut out = Vec::new();
-    for y in 0..g.py {
-        let cols = rhs_cols(g, nrhs, y);
-        if cols.is_empty() {
-            continue;
-        }
-        for x in (0..g.px).filter(|&x| counts[x] + piv_counts[x] > 0) {
-            out.push(Move {
-                from: g.rank(g.solver_row(t), y, 0),
-                to: g.rank(x, y, 0),
-                rows: piv.to_vec(),
-                cols: cols.clone(),
-            });
-        }
-    }
-    out
+    let to = |x, y| g.rank(x, y, 0);
+    solved_rows_to(g, nrhs, t, piv, |x| counts[x] + piv_counts[x] > 0, to)
 }
 
 /// Step 4: the factor's rows `others` of step `t`'s panel columns, from grid column `t mod Py`
@@ -225,22 +239,7 @@ pub fn x_to_panel_moves(
 ) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
     let counts = g.row_counts(others);
-    let mut out = Vec::new();
-    for y in 0..g.py {
-        let cols = rhs_cols(g, nrhs, y);
-        if cols.is_empty() {
-            continue;
-        }
-        for x in (0..g.px).filter(|&x| counts[x] > 0) {
-            out.push(Move {
-                from: g.rank(g.solver_row(t), y, 0),
-                to: g.rank(x, y0, 0),
-                rows: piv.to_vec(),
-                cols: cols.clone(),
-            });
-        }
-    }
-    out
+    solved_rows_to(g, nrhs, t, piv, |x| counts[x] > 0, |x, _| g.rank(x, y0, 0))
 }
 
 /// Step 5 when products are cheaper: the products `F[others, panel]·X` of each grid row,
