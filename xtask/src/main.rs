@@ -342,26 +342,20 @@ fn run_miniapp_under_mpi(timeout: &str) -> Result<(), String> {
         "250",
         "--check",
     ];
-    let lu = [
-        "lu",
-        "--backend",
-        "mpi",
-        "--n",
-        "301",
-        "--block",
-        "16",
-        "--check",
-    ];
-    let cholesky = [
-        "cholesky",
-        "--backend",
-        "mpi",
-        "--n",
-        "301",
-        "--block",
-        "16",
-        "--check",
-    ];
+    // LU and Cholesky take the same arguments.
+    let factorisation = |op| {
+        [
+            op,
+            "--backend",
+            "mpi",
+            "--n",
+            "301",
+            "--block",
+            "16",
+            "--check",
+        ]
+    };
+    let (lu, cholesky) = (factorisation("lu"), factorisation("cholesky"));
     let runs: [(&str, &[&str], &[&str]); 10] = [
         ("2", &gemm, &["--type", "c64", "--op-a", "T"]),
         ("3", &gemm, &["--type", "c64", "--op-a", "T"]),
