@@ -308,6 +308,70 @@ pub struct CholeskyFactor<T: Scalar, L> {
 }
 
 impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
+    /// A factor computed elsewhere — ScaLAPACK's `p?potrf` left it in a caller's array —
+    /// made ready for [`CholeskyFactor::solve`]: the `uplo` triangle of `factor` (any layout)
+    /// holds `L` of `A = L·Lᴴ` (`Uplo::Lower`) or `U` of `A = Uᴴ·U` (`Uplo::Upper`); the
+    /// other triangle is not read. It is copied to one layer of the plan's grid (its `Px × Py`,
+    /// whatever its layers).
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`CholeskyError::NotSquare`] or [`CholeskyError::InvalidParams`] for a plan of another
+    /// order or of more ranks than `comm` has; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_core::Uplo;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    /// use redblue_kernels::Par;
+    /// use redblue_cholesky::{cholesky, CholeskyFactor, CholeskyParams, CholeskyPlan};
+    ///
+    /// let ok = run_ranks(2, |comm| {
+    ///     let layout = BlockCyclic::new(30, 30, 4, 4, 2, 1).unwrap();
+    ///     let a = OwnedDistMatrix::<f64, _>::from_fn(&comm, layout, |i, j| if i == j { 40.0 } else { 1.0 / (1 + i + j) as f64 }).unwrap();
+    ///     let b = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(30, 3, 4, 4, 2, 1).unwrap(), 2).unwrap();
+    ///     let fac = cholesky(&comm, &a, Uplo::Upper, &CholeskyParams::default()).unwrap();
+    ///     let u = fac.upper(&comm).unwrap();
+    ///     let plan = CholeskyPlan::new(30, 2, &CholeskyParams::default()).unwrap();
+    ///     let again = CholeskyFactor::from_factor(&comm, &plan, &u, Uplo::Upper, Par::Seq).unwrap();
+    ///     let (x, y) = (fac.solve(&comm, &b).unwrap(), again.solve(&comm, &b).unwrap());
+    ///     let mut diff = x.clone();
+    ///     diff.axpy(&comm, -1.0, &y).unwrap();
+    ///     diff.norm_max(&comm).unwrap() <= 1e-12 * x.norm_max(&comm).unwrap()
+    /// });
+    /// assert!(ok.iter().all(|&ok| ok));
+    /// ```
+    pub fn from_factor<C, A>(
+        comm: &C,
+        plan: &CholeskyPlan,
+        factor: &A,
+        uplo: Uplo,
+        par: Par,
+    ) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+    where
+        C: Communicator,
+        A: DistMatrix<T, Layout = L> + ?Sized,
+    {
+        check_plan(comm, plan, factor.shape(), factor.layout().nranks())?;
+        let grid = TileGrid { c: 1, ..plan.grid };
+        let geom = redblue_pipeline::Geometry::new(plan.n, plan.block, grid);
+        let factors = TileFactors::from_factored(
+            comm,
+            geom,
+            Triangles::Cholesky,
+            factor,
+            op_of(uplo),
+            None,
+            par,
+        )?;
+        Ok(CholeskyFactor {
+            layout: factor.layout().clone(),
+            uplo,
+            factors,
+        })
+    }
+
     /// The factor of the triangle the input held, in the input's layout: `L` (zeros above the
     /// diagonal) for `Uplo::Lower`, `U = Lᴴ` (zeros below) for `Uplo::Upper`.
     ///

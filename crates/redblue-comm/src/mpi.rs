@@ -391,9 +391,10 @@ fn probe_recv<T: Datum>(
 // Shared state: the MPI environment and one MPI communicator pair.
 // ---------------------------------------------------------------------------------------------
 
-/// The MPI environment: finalised (by rsmpi's `Universe`) when the last communicator is gone.
+/// The MPI environment: finalised (by rsmpi's `Universe`) when the last communicator is gone,
+/// unless someone else initialised MPI ([`MpiComm::duplicate_of`]; no universe then).
 struct Env {
-    _universe: Universe,
+    _universe: Option<Universe>,
     tag_ub: c_int,
 }
 
@@ -594,7 +595,7 @@ impl MpiUniverse {
                 )
             })?;
         let env = Rc::new(Env {
-            _universe: universe,
+            _universe: Some(universe),
             tag_ub: tag_upper_bound(),
         });
         let mut world = comm_null();
@@ -742,6 +743,48 @@ impl fmt::Debug for MpiComm {
 }
 
 impl MpiComm {
+    /// A handle on a duplicate of `comm`, a communicator of an MPI that the program initialised
+    /// itself and will finalise: what a library called from an MPI program (ScaLAPACK's
+    /// routines, on a BLACS grid's communicator) works on. Collective over `comm`
+    /// (`MPI_Comm_dup`); counters start at zero; MPI is neither initialised nor finalised here,
+    /// and no panic hook is installed.
+    ///
+    /// # Safety
+    /// MPI must be initialised and not finalised, `comm` a valid communicator of this process,
+    /// and the handle (with every communicator split from it) dropped before the program
+    /// finalises MPI. Only the thread that calls MPI in the program may use it.
+    ///
+    /// # Errors
+    /// [`CommError::Mpi`] if MPI is not initialised or a call fails.
+    pub unsafe fn duplicate_of(comm: MPI_Comm) -> Result<MpiComm, CommError> {
+        if !mpi::environment::is_initialized() || finalized() {
+            return Err(CommError::Mpi(
+                "MPI is not initialised: duplicate_of needs the program's MPI".into(),
+            ));
+        }
+        let env = Rc::new(Env {
+            _universe: None,
+            tag_ub: tag_upper_bound(),
+        });
+        let mut dup = comm_null();
+        let mut world_rank: c_int = 0;
+        // SAFETY: MPI is initialised and `comm` is valid (the caller's contract); the other
+        // arguments are valid out-pointers.
+        unsafe {
+            check(
+                ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut world_rank),
+                "MPI_Comm_rank",
+            )?;
+            check(ffi::MPI_Comm_dup(comm, &mut dup), "MPI_Comm_dup")?;
+        }
+        let raw = RawComm::adopt(dup, env, usize::try_from(world_rank).unwrap_or(0))?;
+        Ok(MpiComm {
+            raw: Rc::new(raw),
+            counters: Arc::default(),
+            max_message: DEFAULT_MAX_MESSAGE,
+        })
+    }
+
     /// This rank's rank in `MPI_COMM_WORLD`.
     pub fn world_rank(&self) -> usize {
         self.raw.world_rank

@@ -12,7 +12,10 @@ mod transform;
 pub use error::DistError;
 pub use layout::numroc;
 pub use layout::{
-    AnyLayout, BlockCyclic, GridLayout, GridOrder, Layout, LocalBlock, OnRank, RowPermuted,
+    AnyLayout, BlockCyclic, BlockCyclicSubmatrix, GridLayout, GridOrder, Layout, LocalBlock,
+    OnRank, RowPermuted,
 };
-pub use matrix::{DistMatrix, DistMatrixMut, OwnedDistMatrix};
+pub use matrix::{
+    BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, DistMatrixMut, OwnedDistMatrix,
+};
 pub use transform::{transform, transform_volume, TransformPlan};

@@ -149,16 +149,7 @@ impl<T: Scalar, L: Layout> OwnedDistMatrix<T, L> {
         layout: L,
         local: Vec<T>,
     ) -> Result<Self, DistError> {
-        check_layout_fits(comm, &layout)?;
-        let rank = comm.rank();
-        let expected = layout.local_len(rank);
-        if local.len() != expected {
-            return Err(DistError::BufferLength {
-                what: "local buffer",
-                expected,
-                found: local.len(),
-            });
-        }
+        let rank = check_local(comm, &layout, local.len())?;
         Ok(OwnedDistMatrix {
             layout,
             rank,
@@ -467,6 +458,123 @@ impl<T: Scalar, L: Layout> DistMatrix<T> for OwnedDistMatrix<T, L> {
 impl<T: Scalar, L: Layout> DistMatrixMut<T> for OwnedDistMatrix<T, L> {
     fn local_mut(&mut self) -> &mut [T] {
         &mut self.local
+    }
+}
+
+/// A distributed matrix whose local buffer belongs to someone else, read only: a ScaLAPACK
+/// local array, a slice of a larger allocation. [`BorrowedDistMatrixMut`] is the writable one.
+///
+/// # Examples
+/// ```
+/// use redblue_comm::{run_ranks, Communicator};
+/// use redblue_dist::{BlockCyclic, BorrowedDistMatrix, DistMatrix, Layout};
+///
+/// let sums = run_ranks(2, |comm| {
+///     let layout = BlockCyclic::new(4, 4, 2, 2, 1, 2).unwrap();
+///     let mine = vec![1.0f64; layout.local_len(comm.rank())];
+///     let a = BorrowedDistMatrix::new(&comm, layout, &mine).unwrap();
+///     a.local().iter().sum::<f64>()
+/// });
+/// assert_eq!(sums, vec![8.0, 8.0]);
+/// ```
+#[derive(Debug)]
+pub struct BorrowedDistMatrix<'a, T, L> {
+    layout: L,
+    rank: usize,
+    local: &'a [T],
+}
+
+/// A distributed matrix whose local buffer belongs to someone else, written in place by the
+/// algorithms as an [`OwnedDistMatrix`] would be.
+#[derive(Debug)]
+pub struct BorrowedDistMatrixMut<'a, T, L> {
+    layout: L,
+    rank: usize,
+    local: &'a mut [T],
+}
+
+/// Checks that `local` is `layout`'s local buffer on this rank of `comm`; gives the rank.
+fn check_local<C: Communicator>(
+    comm: &C,
+    layout: &impl Layout,
+    len: usize,
+) -> Result<usize, DistError> {
+    check_layout_fits(comm, layout)?;
+    let expected = layout.local_len(comm.rank());
+    if len != expected {
+        return Err(DistError::BufferLength {
+            what: "local buffer",
+            expected,
+            found: len,
+        });
+    }
+    Ok(comm.rank())
+}
+
+impl<'a, T: Scalar, L: Layout> BorrowedDistMatrix<'a, T, L> {
+    /// `layout` over `local`, this rank's buffer.
+    ///
+    /// # Errors
+    /// [`DistError::BufferLength`] if `local` does not have the layout's local length on this
+    /// rank; [`DistError::LayoutLargerThanComm`] as in [`OwnedDistMatrix::zeros`].
+    pub fn new<C: Communicator>(comm: &C, layout: L, local: &'a [T]) -> Result<Self, DistError> {
+        let rank = check_local(comm, &layout, local.len())?;
+        Ok(BorrowedDistMatrix {
+            layout,
+            rank,
+            local,
+        })
+    }
+}
+
+impl<'a, T: Scalar, L: Layout> BorrowedDistMatrixMut<'a, T, L> {
+    /// `layout` over `local`, this rank's buffer.
+    ///
+    /// # Errors
+    /// As [`BorrowedDistMatrix::new`].
+    pub fn new<C: Communicator>(
+        comm: &C,
+        layout: L,
+        local: &'a mut [T],
+    ) -> Result<Self, DistError> {
+        let rank = check_local(comm, &layout, local.len())?;
+        Ok(BorrowedDistMatrixMut {
+            layout,
+            rank,
+            local,
+        })
+    }
+}
+
+impl<T: Scalar, L: Layout> DistMatrix<T> for BorrowedDistMatrix<'_, T, L> {
+    type Layout = L;
+    fn layout(&self) -> &L {
+        &self.layout
+    }
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn local(&self) -> &[T] {
+        self.local
+    }
+}
+
+impl<T: Scalar, L: Layout> DistMatrix<T> for BorrowedDistMatrixMut<'_, T, L> {
+    type Layout = L;
+    fn layout(&self) -> &L {
+        &self.layout
+    }
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn local(&self) -> &[T] {
+        self.local
+    }
+}
+
+impl<T: Scalar, L: Layout> DistMatrixMut<T> for BorrowedDistMatrixMut<'_, T, L> {
+    fn local_mut(&mut self) -> &mut [T] {
+        self.local
     }
 }
 

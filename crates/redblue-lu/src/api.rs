@@ -389,6 +389,83 @@ pub struct LuFactors<T: Scalar, L> {
 }
 
 impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
+    /// Factors computed elsewhere — ScaLAPACK's `p?getrf` left them in a caller's arrays —
+    /// made ready for [`LuFactors::solve`]: `packed` (any layout) holds `L` (unit diagonal
+    /// implied) and `U` of `P·A = L·U` in the rows of `P·A`, as LAPACK leaves them, and row `i`
+    /// of `P·A` is row `perm[i]` of `A`. They are copied to one layer of the plan's grid (its
+    /// `Px × Py`, whatever its layers); [`LuFactors::growth`] is NaN, as `A` is not known.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`LuError::NotSquare`] or [`LuError::InvalidParams`] for a plan of another order or
+    /// of more ranks than `comm` has, or a `perm` that is not a permutation of the rows;
+    /// communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    /// use redblue_kernels::Par;
+    /// use redblue_lu::{lu, LuFactors, LuParams, LuPlan};
+    ///
+    /// let ok = run_ranks(3, |comm| {
+    ///     let layout = BlockCyclic::new(40, 40, 4, 4, 1, 3).unwrap();
+    ///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout.clone(), 1).unwrap();
+    ///     let b = OwnedDistMatrix::<f64, _>::random(&comm, BlockCyclic::new(40, 2, 4, 4, 1, 3).unwrap(), 2).unwrap();
+    ///     let fac = lu(&comm, &a, &LuParams::default()).unwrap();
+    ///     // L\U in the rows of P·A, as ScaLAPACK's pdgetrf leaves it.
+    ///     let stored = fac.packed(&comm).unwrap().permute_rows(&comm, fac.perm()).unwrap();
+    ///     let plan = LuPlan::new(40, 3, &LuParams::default()).unwrap();
+    ///     let again = LuFactors::from_packed(&comm, &plan, &stored, fac.perm(), Par::Seq).unwrap();
+    ///     let (x, y) = (fac.solve(&comm, &b).unwrap(), again.solve(&comm, &b).unwrap());
+    ///     let mut diff = x.clone();
+    ///     diff.axpy(&comm, -1.0, &y).unwrap();
+    ///     diff.norm_max(&comm).unwrap() <= 1e-12 * x.norm_max(&comm).unwrap()
+    /// });
+    /// assert!(ok.iter().all(|&ok| ok));
+    /// ```
+    pub fn from_packed<C, A>(
+        comm: &C,
+        plan: &LuPlan,
+        packed: &A,
+        perm: &[usize],
+        par: Par,
+    ) -> Result<LuFactors<T, A::Layout>, LuError>
+    where
+        C: Communicator,
+        A: DistMatrix<T, Layout = L> + ?Sized,
+    {
+        check_plan(comm, plan, packed.shape(), packed.layout().nranks())?;
+        let mut seen = vec![false; plan.n];
+        if perm.len() != plan.n
+            || !perm
+                .iter()
+                .all(|&r| r < plan.n && !std::mem::replace(&mut seen[r], true))
+        {
+            return Err(LuError::InvalidParams(format!(
+                "a row permutation of order {} must hold each row once",
+                plan.n
+            )));
+        }
+        let grid = TileGrid { c: 1, ..plan.grid };
+        let geom = redblue_pipeline::Geometry::new(plan.n, plan.block, grid);
+        let factors = TileFactors::from_factored(
+            comm,
+            geom,
+            Triangles::Lu,
+            packed,
+            Op::NoTrans,
+            Some(perm),
+            par,
+        )?;
+        Ok(LuFactors {
+            layout: packed.layout().clone(),
+            factors,
+            perm: perm.to_vec(),
+            growth: f64::NAN,
+        })
+    }
+
     /// `L` and `U` packed in unpermuted rows (as LAPACK's getrf leaves them before its row
     /// interchanges), in the input's layout.
     ///

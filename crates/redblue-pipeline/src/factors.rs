@@ -10,8 +10,11 @@ use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::recycle;
 use redblue_core::{Op, Scalar};
-use redblue_dist::exchange::exchange;
-use redblue_dist::{transform, BlockCyclic, DistError, DistMatrix, Layout, OwnedDistMatrix};
+use redblue_dist::exchange::{exchange, Move};
+use redblue_dist::{
+    transform, BlockCyclic, BorrowedDistMatrixMut, DistError, DistMatrix, Layout, OwnedDistMatrix,
+    RowPermuted,
+};
 use redblue_kernels::{KernelError, KernelScalar, Par};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -93,6 +96,136 @@ impl<T: KernelScalar> TileFactors<T> {
             blocks: run.blocks,
             par,
         }
+    }
+
+    /// Factors computed elsewhere (ScaLAPACK's `p?getrf` or `p?potrf` left them in a caller's
+    /// arrays), given whole in `factors` (any layout), placed in `geom`'s tiles — one layer —
+    /// for the solves. Row `i` of `op(factors)` holds the factor row of the matrix's row
+    /// `perm[i]` (LAPACK's `P·A = L·U`, `L\U` in the rows of `P·A`; `None`: no permutation).
+    /// For [`Triangles::Cholesky`], `op(factors)` holds `L` in its lower triangle (pass
+    /// `Op::ConjTrans` and `U` for `A = Uᴴ·U`); what its upper triangle holds is ignored.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`FactorsError::Dist`] for a geometry of more than one layer, or `factors` (or `perm`)
+    /// not of its order; communication failures.
+    pub fn from_factored<C, A>(
+        comm: &C,
+        geom: Geometry,
+        triangles: Triangles,
+        factors: &A,
+        op: Op,
+        perm: Option<&[usize]>,
+        par: Par,
+    ) -> Result<Self, FactorsError>
+    where
+        C: Communicator,
+        A: DistMatrix<T> + ?Sized,
+    {
+        let n = geom.n;
+        let identity: Vec<usize>;
+        let perm = match perm {
+            Some(p) => p,
+            None => {
+                identity = (0..n).collect();
+                &identity
+            }
+        };
+        let (rows, cols) = factors.shape();
+        let shape = if op == Op::NoTrans {
+            (rows, cols)
+        } else {
+            (cols, rows)
+        };
+        if geom.c != 1 || shape != (n, n) || perm.len() != n {
+            return Err(FactorsError::Dist(DistError::InvalidLayout(format!(
+                "factors of order {n} on one layer: got {}x{} on {} layers, {} permuted rows",
+                shape.0,
+                shape.1,
+                geom.c,
+                perm.len()
+            ))));
+        }
+        let native = geom.layer_layout()?;
+        let rank = comm.rank();
+        let mut local = vec![T::zero(); native.local_len(rank)];
+        {
+            let mut placed = BorrowedDistMatrixMut::new(
+                comm,
+                RowPermuted::new(native.clone(), perm.to_vec())?,
+                &mut local,
+            )?;
+            transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
+        }
+        if triangles == Triangles::Cholesky {
+            for b in native.blocks(rank) {
+                for (jj, j) in b.cols.clone().enumerate() {
+                    for (ii, i) in b.rows.clone().enumerate() {
+                        if i < j {
+                            local[b.offset + ii + jj * b.ld] = T::zero();
+                        }
+                    }
+                }
+            }
+        }
+        // Each step's diagonal block, rows in pivot order, to the layer's solving grid row.
+        let pivots: Vec<Vec<usize>> = (0..geom.steps())
+            .map(|t| perm[geom.panel(t)].to_vec())
+            .collect();
+        let mut moves = Vec::new();
+        for (t, piv) in pivots.iter().enumerate() {
+            let y = geom.col_py(geom.panel(t).start);
+            for x in 0..geom.px {
+                let rows = geom.rows_of(piv, x);
+                if rows.is_empty() {
+                    continue;
+                }
+                for to_y in 0..geom.py {
+                    moves.push(Move {
+                        from: geom.rank(x, y, 0),
+                        to: geom.rank(geom.solver_row(t), to_y, 0),
+                        rows: rows.clone(),
+                        cols: geom.panel(t).collect(),
+                    });
+                }
+            }
+        }
+        let mut position = vec![0; n]; // of each row in its step's pivots
+        for piv in &pivots {
+            for (k, &r) in piv.iter().enumerate() {
+                position[r] = k;
+            }
+        }
+        let at = geom.coords(rank).filter(|&(_, _, z)| z == 0);
+        let mut blocks: Vec<Vec<T>> = (0..geom.steps())
+            .map(|t| match at {
+                Some((x, _, _)) if x == geom.solver_row(t) => {
+                    vec![T::zero(); geom.panel(t).len().pow(2)]
+                }
+                _ => Vec::new(),
+            })
+            .collect();
+        {
+            let tiles = match at {
+                Some((x, y, _)) => Tiles::new(&geom, x, y, std::mem::take(&mut local)),
+                None => Tiles::empty(&geom),
+            };
+            exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
+                let t = j / geom.v;
+                let w = geom.panel(t).len();
+                blocks[t][position[i] + (j - t * geom.v) * w] = v;
+            });
+            local = tiles.data;
+        }
+        let run = Run {
+            local,
+            pivots,
+            blocks,
+            max_input: 0.0,
+            max_factor: 0.0,
+            stopped: None,
+        };
+        Ok(TileFactors::new(geom, triangles, rank, run, par))
     }
 
     /// The geometry.

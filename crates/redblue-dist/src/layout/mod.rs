@@ -12,6 +12,7 @@ mod block_cyclic;
 mod grid;
 mod on_rank;
 mod permuted;
+mod submatrix;
 #[cfg(test)]
 mod tests;
 
@@ -20,6 +21,7 @@ pub use block_cyclic::{numroc, BlockCyclic, GridOrder};
 pub use grid::GridLayout;
 pub use on_rank::OnRank;
 pub use permuted::RowPermuted;
+pub use submatrix::BlockCyclicSubmatrix;
 
 use std::fmt::Debug;
 use std::ops::Range;
