@@ -254,9 +254,7 @@ impl Operand {
             Some(self.d(7))
         } else if !in_grid(d.csrc, g.npcol) {
             Some(self.d(8))
-        } else if d.lld < 1 {
-            Some(self.d(9))
-        } else if (d.lld as usize) < d.local_rows(g) && d.local_cols(g) > 0 {
+        } else if d.lld < 1 || ((d.lld as usize) < d.local_rows(g) && d.local_cols(g) > 0) {
             Some(self.d(9))
         } else {
             None
@@ -399,7 +397,7 @@ mod tests {
     #[test]
     fn chk1mat_numbers_each_failure_as_scalapack() {
         let g = grid(2, 2);
-        let ok = [1, 0, 10, 10, 2, 2, 0, 0, 5];
+        let ok = [1, 0, 10, 10, 2, 2, 0, 0, 6];
         assert_eq!(operand(ok).chk1mat(&g), None);
         let cases: [(usize, i32, i32); 7] = [
             (0, 3, -601),
@@ -408,7 +406,7 @@ mod tests {
             (6, 2, -607),
             (7, -1, -608),
             (8, 0, -609),
-            (8, 4, -609), // below the 5 local rows
+            (8, 5, -609), // below the 6 local rows
         ];
         for (entry, value, info) in cases {
             let mut d = ok;

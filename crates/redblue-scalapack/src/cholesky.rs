@@ -1,0 +1,258 @@
+//! `p?potrf`, `p?potrs` and `p?posv` on redblue's Cholesky: only the named triangle read and
+//! written, solves from a factor found in the caller's array.
+
+use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
+use crate::common::{
+    agree, local_elements, submatrix, uplo_of, Array, OrServe, Outcome, ServeError,
+};
+use crate::lu::{aligned_square, rhs_fits};
+use redblue_cholesky::{cholesky, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan};
+use redblue_comm::Communicator;
+use redblue_core::{Op, Uplo};
+use redblue_dist::{
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, Layout,
+};
+use redblue_kernels::{KernelScalar, Par};
+
+/// `p?potrf`'s operand: `N × N` at `IA`, `JA`.
+pub fn potrf_operand(n: i32, ia: i32, ja: i32, desc: Descriptor) -> Operand {
+    Operand {
+        m: n,
+        n,
+        ia,
+        ja,
+        desc,
+        pos: (2, 2, 6),
+    }
+}
+
+/// `p?potrs`'s and `p?posv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).
+pub fn potrs_operands(
+    n: i32,
+    nrhs: i32,
+    a: (i32, i32, Descriptor),
+    b: (i32, i32, Descriptor),
+) -> [Operand; 2] {
+    [
+        Operand {
+            m: n,
+            n,
+            ia: a.0,
+            ja: a.1,
+            desc: a.2,
+            pos: (2, 2, 7),
+        },
+        Operand {
+            m: n,
+            n: nrhs,
+            ia: b.0,
+            ja: b.1,
+            desc: b.2,
+            pos: (2, 3, 11),
+        },
+    ]
+}
+
+/// The values `PCHK1MAT` compares with process `(0, 0)`'s: `UPLO` (argument 1) and the
+/// operands'.
+fn values(uplo: u8, ops: &[&Operand]) -> Vec<(i32, Position)> {
+    let mut v = vec![(i32::from(uplo.to_ascii_uppercase()), Position::arg(1))];
+    for op in ops {
+        v.extend(op.global_values());
+    }
+    v
+}
+
+/// Factors `sub(A)`'s `uplo` triangle and writes the factor over that triangle only;
+/// `PassOn` (nothing written) when it is not positive definite or not finite.
+fn factor_into<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    uplo: Uplo,
+    layout: &BlockCyclicSubmatrix,
+    a: &mut Array<'_, T>,
+) -> Result<Result<CholeskyFactor<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
+    let rank = comm.rank();
+    let fac = {
+        let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
+            .or_serve()?;
+        match cholesky(comm, &view, uplo, &CholeskyParams::default()) {
+            Ok(fac) => fac,
+            Err(CholeskyError::NotPositiveDefinite { .. }) => {
+                return Ok(Err(Outcome::PassOn(
+                    "a matrix that is not positive definite",
+                )))
+            }
+            Err(CholeskyError::NotFinite) => {
+                return Ok(Err(Outcome::PassOn("a matrix with NaN or infinity")))
+            }
+            Err(e) => return Err(ServeError(e.to_string())),
+        }
+    };
+    let factor = match uplo {
+        Uplo::Lower => fac.lower(comm),
+        Uplo::Upper => fac.upper(comm),
+    }
+    .or_serve()?;
+    let out = a.write(layout.local_len(rank))?;
+    for (i, j, pos) in local_elements(layout, rank) {
+        if (uplo == Uplo::Lower && i >= j) || (uplo == Uplo::Upper && i <= j) {
+            out[pos] = factor.local()[pos];
+        }
+    }
+    Ok(Ok(fac))
+}
+
+/// `p?potrf` on `comm`, the grid's communicator, this process at `g`.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn ppotrf<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    uplo: u8,
+    op: &Operand,
+    a: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let local = op.chk1mat(g).or_else(|| {
+        if uplo_of(uplo).is_none() {
+            Some(Position::arg(1))
+        } else {
+            aligned_square(op, 4, 5)
+        }
+    });
+    let agreed = agree(comm, local, &values(uplo, &[op]), &[op])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    if op.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    let layout = submatrix(g, op, &agreed.llds[0])?;
+    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
+    Ok(match factor_into(comm, uplo, &layout, a)? {
+        Ok(_) => Outcome::Served,
+        Err(pass) => pass,
+    })
+}
+
+/// Solves with `factor`, the result written to the caller's `B`.
+fn solve_into<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    factor: &CholeskyFactor<T, BlockCyclicSubmatrix>,
+    lb: &BlockCyclicSubmatrix,
+    b: &mut Array<'_, T>,
+) -> Result<(), ServeError> {
+    let rank = comm.rank();
+    let x = {
+        let bv =
+            BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
+        factor.solve(comm, &bv).or_serve()?
+    };
+    let mut out =
+        BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(lb.local_len(rank))?).or_serve()?;
+    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+}
+
+/// The checks `p?potrs` and `p?posv` share after `CHK1MAT`; `mb_pos` numbers a block height of
+/// `B` that is not `A`'s block width.
+fn potrs_checks(
+    uplo: u8,
+    oa: &Operand,
+    ob: &Operand,
+    g: &BlacsGrid,
+    mb_pos: Position,
+) -> Option<Position> {
+    if uplo_of(uplo).is_none() {
+        Some(Position::arg(1))
+    } else {
+        aligned_square(oa, 5, 6).or_else(|| rhs_fits(oa, ob, g, 9, mb_pos))
+    }
+}
+
+/// `p?potrs` on `comm`, the grid's communicator, this process at `g`.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn ppotrs<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    uplo: u8,
+    ops: &[Operand; 2],
+    a: &Array<'_, T>,
+    b: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let [oa, ob] = ops;
+    let local = first([oa.chk1mat(g), ob.chk1mat(g)])
+        .or_else(|| potrs_checks(uplo, oa, ob, g, Position::entry(11, 6)));
+    let agreed = agree(comm, local, &values(uplo, &[oa, ob]), &[oa, ob])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    if oa.n == 0 || ob.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    if oa.desc.ctxt != ob.desc.ctxt {
+        return Ok(Outcome::PassOn("right-hand sides on another context"));
+    }
+    let (la, lb) = (
+        submatrix(g, oa, &agreed.llds[0])?,
+        submatrix(g, ob, &agreed.llds[1])?,
+    );
+    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
+    let plan =
+        CholeskyPlan::new(oa.n as usize, comm.size(), &CholeskyParams::default()).or_serve()?;
+    let factor = {
+        let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
+            .or_serve()?;
+        CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq).or_serve()?
+    };
+    solve_into(comm, &factor, &lb, b)?;
+    Ok(Outcome::Served)
+}
+
+/// `p?posv` on `comm`: `p?potrf`, then `p?potrs` with the factor just made. As ScaLAPACK's,
+/// its own checks leave `B`'s descriptor to the solve (a bad one is passed on, for ScaLAPACK to
+/// report as `p?potrs`'s) and number a block height of `B` unlike `A`'s as `-1006`.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn pposv<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    uplo: u8,
+    ops: &[Operand; 2],
+    a: &mut Array<'_, T>,
+    b: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let [oa, ob] = ops;
+    let local = oa
+        .chk1mat(g)
+        .or_else(|| potrs_checks(uplo, oa, ob, g, Position::entry(10, 6)));
+    let agreed = agree(comm, local, &values(uplo, &[oa, ob]), &[oa, ob])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    let b_legal = agree(comm, ob.chk1mat(g), &[], &[])?.illegal.is_none();
+    if !b_legal || oa.desc.ctxt != ob.desc.ctxt {
+        return Ok(Outcome::PassOn("right-hand sides the solve would refuse"));
+    }
+    if oa.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    let (la, lb) = (
+        submatrix(g, oa, &agreed.llds[0])?,
+        submatrix(g, ob, &agreed.llds[1])?,
+    );
+    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
+    let factor = match factor_into(comm, uplo, &la, a)? {
+        Ok(f) => f,
+        Err(pass) => return Ok(pass),
+    };
+    if ob.n > 0 {
+        solve_into(comm, &factor, &lb, b)?;
+    }
+    Ok(Outcome::Served)
+}

@@ -1,0 +1,366 @@
+//! `p?getrf`, `p?getrs` and `p?gesv` on redblue's LU: the factors left in the caller's array in
+//! LAPACK's row order with ScaLAPACK's distributed `IPIV`, and solves from factors found there.
+
+use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
+use crate::common::{agree, op_of, submatrix, Array, OrServe, Outcome, ServeError};
+use redblue_comm::Communicator;
+use redblue_core::Op;
+use redblue_dist::{
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, Layout,
+    RowPermuted,
+};
+use redblue_kernels::{KernelScalar, Par};
+use redblue_lu::{lu, LuError, LuFactors, LuParams, LuPlan};
+
+/// A square operand's checks shared by the LU and Cholesky routines after `CHK1MAT`: `ia` and
+/// `ja` start blocks (`ia_pos`, `ja_pos`), and blocks are square.
+pub(crate) fn aligned_square(a: &Operand, ia_pos: i32, ja_pos: i32) -> Option<Position> {
+    let (rows, cols) = a.aligned();
+    if !rows {
+        Some(Position::arg(ia_pos))
+    } else if !cols {
+        Some(Position::arg(ja_pos))
+    } else if a.desc.mb != a.desc.nb {
+        Some(Position::entry(a.pos.2, 6))
+    } else {
+        None
+    }
+}
+
+/// The right-hand sides' checks of `p?getrs`, `p?potrs` and `p?gesv`: `B` starts a block row on
+/// `A`'s process row (`row_pos`) and its blocks are `A`'s height (`mb_pos`).
+pub(crate) fn rhs_fits(
+    a: &Operand,
+    b: &Operand,
+    g: &BlacsGrid,
+    row_pos: i32,
+    mb_pos: Position,
+) -> Option<Position> {
+    if !b.aligned().0 || b.first_prow(g) != a.first_prow(g) {
+        Some(Position::arg(row_pos))
+    } else if b.desc.mb != a.desc.nb {
+        Some(mb_pos)
+    } else {
+        None
+    }
+}
+
+/// `p?getrf`'s arguments: `M`, `N`, `IA`, `JA`, `DESCA`.
+pub fn getrf_operand(m: i32, n: i32, ia: i32, ja: i32, desc: Descriptor) -> Operand {
+    Operand {
+        m,
+        n,
+        ia,
+        ja,
+        desc,
+        pos: (1, 2, 6),
+    }
+}
+
+/// Writes `ipiv` (0-based interchanges of the submatrix's rows, LAPACK's) into the caller's
+/// `IPIV` as ScaLAPACK does: the 1-based row of `A` each row `ia + k` was interchanged with,
+/// on the process row holding that row, in every process column.
+fn write_ipiv(g: &BlacsGrid, a: &Operand, ipiv_rel: &[usize], ipiv: &mut [i32]) {
+    let d = &a.desc;
+    let (mb, nprow) = (d.mb as usize, g.nprow);
+    for (k, &p) in ipiv_rel.iter().enumerate() {
+        let row = a.ia as usize - 1 + k;
+        let prow = (row / mb + d.rsrc as usize) % nprow;
+        if prow == g.myrow {
+            let li = (row / mb / nprow) * mb + row % mb;
+            ipiv[li] = a.ia + p as i32;
+        }
+    }
+}
+
+/// The permutation (row `i` of `P·A` is row `perm[i]` of `A`) of the caller's `IPIV` for the
+/// `n` rows of `a`: each rank reads the entries of its rows (process column 0's copy), and an
+/// all-gather gives all; `None` if they are not a sequence of interchanges within the rows.
+fn read_ipiv<C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    a: &Operand,
+    ipiv: &[i32],
+) -> Result<Option<Vec<usize>>, ServeError> {
+    let d = &a.desc;
+    let n = a.n as usize;
+    let (mb, nprow) = (d.mb as usize, g.nprow);
+    let mut mine = Vec::new();
+    if g.mycol == 0 {
+        for k in 0..n {
+            let row = a.ia as usize - 1 + k;
+            if (row / mb + d.rsrc as usize) % nprow == g.myrow {
+                let li = (row / mb / nprow) * mb + row % mb;
+                mine.extend([k as i64, i64::from(ipiv[li])]);
+            }
+        }
+    }
+    let mut counts = vec![0usize; comm.size()];
+    comm.all_gather(&[mine.len()], &mut counts).or_serve()?;
+    let mut all = vec![0i64; counts.iter().sum()];
+    comm.all_gather_v(&mine, &mut all, &counts).or_serve()?;
+    let mut rel = vec![usize::MAX; n];
+    for pair in all.chunks(2) {
+        rel[pair[0] as usize] = usize::try_from(pair[1] - i64::from(a.ia)).unwrap_or(usize::MAX);
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    for (k, &p) in rel.iter().enumerate() {
+        if p < k || p >= n {
+            return Ok(None);
+        }
+        perm.swap(k, p);
+    }
+    Ok(Some(perm))
+}
+
+/// Factors `sub(A)` with redblue's LU and leaves `L\U` in its rows of `P·A` in the caller's
+/// array, and the interchanges in `IPIV`; `PassOn` for a singular or non-finite matrix
+/// (ScaLAPACK then defines what is left), nothing written.
+fn factor_into<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    op: &Operand,
+    layout: &BlockCyclicSubmatrix,
+    a: &mut Array<'_, T>,
+    ipiv: &mut [i32],
+) -> Result<Result<LuFactors<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
+    let rank = comm.rank();
+    let fac = {
+        let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
+            .or_serve()?;
+        match lu(comm, &view, &LuParams::default()) {
+            Ok(fac) => fac,
+            Err(LuError::Singular { .. }) => return Ok(Err(Outcome::PassOn("a singular matrix"))),
+            Err(LuError::NotFinite) => {
+                return Ok(Err(Outcome::PassOn("a matrix with NaN or infinity")))
+            }
+            Err(e) => return Err(ServeError(e.to_string())),
+        }
+    };
+    let packed = fac.packed(comm).or_serve()?;
+    let in_order = BorrowedDistMatrix::new(
+        comm,
+        RowPermuted::new(layout.clone(), fac.perm().to_vec()).or_serve()?,
+        packed.local(),
+    )
+    .or_serve()?;
+    let mut out =
+        BorrowedDistMatrixMut::new(comm, layout.clone(), a.write(layout.local_len(rank))?)
+            .or_serve()?;
+    transform(comm, T::one(), &in_order, Op::NoTrans, T::zero(), &mut out).or_serve()?;
+    write_ipiv(g, op, &fac.ipiv(), ipiv);
+    Ok(Ok(fac))
+}
+
+/// `p?getrf` on `comm`, the grid's communicator, this process at `g`; `ipiv` is this process's
+/// `IPIV` (at least `LOCr(M_A) + MB_A` entries).
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn pgetrf<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    op: &Operand,
+    a: &mut Array<'_, T>,
+    ipiv: &mut [i32],
+) -> Result<Outcome, ServeError> {
+    let local = op.chk1mat(g).or_else(|| aligned_square(op, 4, 5));
+    let agreed = agree(comm, local, &op.global_values(), &[op])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    if op.desc.m == 1 {
+        if let Some(first) = ipiv.first_mut() {
+            *first = 1;
+        }
+        return Ok(Outcome::Served);
+    }
+    if op.m == 0 || op.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    if op.m != op.n {
+        return Ok(Outcome::PassOn("a matrix that is not square"));
+    }
+    let layout = submatrix(g, op, &agreed.llds[0])?;
+    Ok(match factor_into(comm, g, op, &layout, a, ipiv)? {
+        Ok(_) => Outcome::Served,
+        Err(pass) => pass,
+    })
+}
+
+/// `p?getrs`'s operands: `A` (`N × N` at `IA`, `JA`) and `B` (`N × NRHS` at `IB`, `JB`).
+pub fn getrs_operands(
+    n: i32,
+    nrhs: i32,
+    a: (i32, i32, Descriptor),
+    b: (i32, i32, Descriptor),
+) -> [Operand; 2] {
+    [
+        Operand {
+            m: n,
+            n,
+            ia: a.0,
+            ja: a.1,
+            desc: a.2,
+            pos: (2, 2, 7),
+        },
+        Operand {
+            m: n,
+            n: nrhs,
+            ia: b.0,
+            ja: b.1,
+            desc: b.2,
+            pos: (2, 3, 12),
+        },
+    ]
+}
+
+/// Solves with the factors in `a`'s layout and the permutation `perm`, the result written to
+/// the caller's `B`.
+fn solve_into<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    factors: &LuFactors<T, BlockCyclicSubmatrix>,
+    lb: &BlockCyclicSubmatrix,
+    b: &mut Array<'_, T>,
+) -> Result<(), ServeError> {
+    let rank = comm.rank();
+    let x = {
+        let bv =
+            BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
+        factors.solve(comm, &bv).or_serve()?
+    };
+    let mut out =
+        BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(lb.local_len(rank))?).or_serve()?;
+    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+}
+
+/// `p?getrs` on `comm`, the grid's communicator, this process at `g`.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+#[allow(clippy::too_many_arguments)]
+pub fn pgetrs<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    trans: u8,
+    ops: &[Operand; 2],
+    a: &Array<'_, T>,
+    ipiv: &[i32],
+    b: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let [oa, ob] = ops;
+    let local = first([oa.chk1mat(g), ob.chk1mat(g)]).or_else(|| {
+        if op_of(trans).is_none() {
+            Some(Position::arg(1))
+        } else {
+            aligned_square(oa, 5, 6)
+                .or_else(|| rhs_fits(oa, ob, g, 10, Position::entry(12, 6)))
+                .or_else(|| (ob.desc.ctxt != oa.desc.ctxt).then(|| Position::entry(12, 2)))
+        }
+    });
+    let mut values = vec![(i32::from(trans.to_ascii_uppercase()), Position::arg(1))];
+    values.extend(oa.global_values());
+    values.extend(ob.global_values());
+    let agreed = agree(comm, local, &values, &[oa, ob])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    if oa.n == 0 || ob.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    if op_of(trans) != Some(Op::NoTrans) {
+        return Ok(Outcome::PassOn("a transposed solve"));
+    }
+    let Some(perm) = read_ipiv(comm, g, oa, ipiv)? else {
+        return Ok(Outcome::PassOn(
+            "IPIV that is not a sequence of interchanges",
+        ));
+    };
+    let (la, lb) = (
+        submatrix(g, oa, &agreed.llds[0])?,
+        submatrix(g, ob, &agreed.llds[1])?,
+    );
+    let n = oa.n as usize;
+    let plan = LuPlan::new(n, comm.size(), &LuParams::default()).or_serve()?;
+    let factors = {
+        let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
+            .or_serve()?;
+        LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq).or_serve()?
+    };
+    solve_into(comm, &factors, &lb, b)?;
+    Ok(Outcome::Served)
+}
+
+/// `p?gesv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).
+pub fn gesv_operands(
+    n: i32,
+    nrhs: i32,
+    a: (i32, i32, Descriptor),
+    b: (i32, i32, Descriptor),
+) -> [Operand; 2] {
+    [
+        Operand {
+            m: n,
+            n,
+            ia: a.0,
+            ja: a.1,
+            desc: a.2,
+            pos: (1, 1, 6),
+        },
+        Operand {
+            m: n,
+            n: nrhs,
+            ia: b.0,
+            ja: b.1,
+            desc: b.2,
+            pos: (1, 2, 11),
+        },
+    ]
+}
+
+/// `p?gesv` on `comm`: `p?getrf`, then `p?getrs` with the factors just made.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn pgesv<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &BlacsGrid,
+    ops: &[Operand; 2],
+    a: &mut Array<'_, T>,
+    ipiv: &mut [i32],
+    b: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let [oa, ob] = ops;
+    let local = first([oa.chk1mat(g), ob.chk1mat(g)]).or_else(|| {
+        aligned_square(oa, 4, 5)
+            .or_else(|| rhs_fits(oa, ob, g, 9, Position::entry(11, 6)))
+            .or_else(|| (ob.desc.ctxt != oa.desc.ctxt).then(|| Position::entry(11, 2)))
+    });
+    let mut values = oa.global_values().to_vec();
+    values.extend(ob.global_values());
+    let agreed = agree(comm, local, &values, &[oa, ob])?;
+    if let Some(pos) = agreed.illegal {
+        return Ok(Outcome::Illegal(pos));
+    }
+    if oa.n == 0 {
+        return Ok(Outcome::Served);
+    }
+    if oa.desc.m == 1 {
+        return Ok(Outcome::PassOn("a matrix of one row"));
+    }
+    let (la, lb) = (
+        submatrix(g, oa, &agreed.llds[0])?,
+        submatrix(g, ob, &agreed.llds[1])?,
+    );
+    let factors = match factor_into(comm, g, oa, &la, a, ipiv)? {
+        Ok(f) => f,
+        Err(pass) => return Ok(pass),
+    };
+    if ob.n > 0 {
+        solve_into(comm, &factors, &lb, b)?;
+    }
+    Ok(Outcome::Served)
+}
