@@ -25,6 +25,8 @@
 pub mod args;
 pub mod cholesky;
 pub mod common;
+#[cfg(feature = "mpi")]
+pub mod ffi;
 pub mod gemm;
 pub mod lu;
 
