@@ -2,12 +2,12 @@
 //! LAPACK's row order with ScaLAPACK's distributed `IPIV`, and solves from factors found there.
 
 use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
-use crate::common::{agree, op_of, submatrix, Array, OrServe, Outcome, ServeError};
-use redblue_comm::Communicator;
+use crate::common::{agree, local_elements, op_of, submatrix, Array, OrServe, Outcome, ServeError};
+use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, Layout,
-    RowPermuted,
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix,
+    DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu, LuError, LuFactors, LuParams, LuPlan};
@@ -216,13 +216,14 @@ pub fn getrs_operands(
     ]
 }
 
-/// Solves with the factors in `a`'s layout and the permutation `perm`, the result written to
-/// the caller's `B`.
+/// Solves with `factors`, the result written to the caller's `B`: row `i` of the solution to
+/// row `unpermute[i]` when given (`x = Pᵀ·y`), to row `i` otherwise.
 fn solve_into<T: KernelScalar, C: Communicator>(
     comm: &C,
     factors: &LuFactors<T, BlockCyclicSubmatrix>,
     lb: &BlockCyclicSubmatrix,
     b: &mut Array<'_, T>,
+    unpermute: Option<Vec<usize>>,
 ) -> Result<(), ServeError> {
     let rank = comm.rank();
     let x = {
@@ -230,9 +231,18 @@ fn solve_into<T: KernelScalar, C: Communicator>(
             BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
         factors.solve(comm, &bv).or_serve()?
     };
-    let mut out =
-        BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(lb.local_len(rank))?).or_serve()?;
-    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+    let local = b.write(lb.local_len(rank))?;
+    match unpermute {
+        None => {
+            let mut out = BorrowedDistMatrixMut::new(comm, lb.clone(), local).or_serve()?;
+            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+        }
+        Some(perm) => {
+            let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
+            let mut out = BorrowedDistMatrixMut::new(comm, rows, local).or_serve()?;
+            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+        }
+    }
 }
 
 /// `p?getrs` on `comm`, the grid's communicator, this process at `g`.
@@ -270,9 +280,6 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     if oa.n == 0 || ob.n == 0 {
         return Ok(Outcome::Served);
     }
-    if op_of(trans) != Some(Op::NoTrans) {
-        return Ok(Outcome::PassOn("a transposed solve"));
-    }
     let Some(perm) = read_ipiv(comm, g, oa, ipiv)? else {
         return Ok(Outcome::PassOn(
             "IPIV that is not a sequence of interchanges",
@@ -284,13 +291,58 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     );
     let n = oa.n as usize;
     let plan = LuPlan::new(n, comm.size(), &LuParams::default()).or_serve()?;
-    let factors = {
-        let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
-            .or_serve()?;
-        LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq).or_serve()?
-    };
-    solve_into(comm, &factors, &lb, b)?;
+    let av =
+        BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
+    match op_of(trans).unwrap_or(Op::NoTrans) {
+        Op::NoTrans => {
+            let factors = LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq).or_serve()?;
+            solve_into(comm, &factors, &lb, b, None)?;
+        }
+        op => {
+            let factors = transposed_factors(comm, &plan, &av, op)?;
+            solve_into(comm, &factors, &lb, b, Some(perm))?;
+        }
+    }
     Ok(Outcome::Served)
+}
+
+/// The factors of `op(A)·Pᵀ` (no pivoting) from `A`'s `L\U` in `s` (`P·A = L·U`): with `D`
+/// the diagonal of `op(U)`, `op(A)·Pᵀ = op(U)·op(L) = (op(U)·D⁻¹)·(D·op(L))`, a unit lower
+/// and an upper triangle that `op(s)`, its columns below the diagonal divided by `D` and its
+/// rows right of it multiplied by `D`, holds packed.
+fn transposed_factors<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    plan: &LuPlan,
+    s: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
+    op: Op,
+) -> Result<LuFactors<T, BlockCyclicSubmatrix>, ServeError> {
+    let rank = comm.rank();
+    let n = plan.n;
+    let mut diagonal = vec![T::zero(); n];
+    for (i, j, pos) in local_elements(s.layout(), rank) {
+        if i == j {
+            diagonal[i] = if op == Op::ConjTrans {
+                s.local()[pos].conj()
+            } else {
+                s.local()[pos]
+            };
+        }
+    }
+    comm.all_reduce_in_place(&mut diagonal, ReduceOp::Sum)
+        .or_serve()?;
+    let mut packed = OwnedDistMatrix::zeros(comm, s.layout().clone()).or_serve()?;
+    transform(comm, T::one(), s, op, T::zero(), &mut packed).or_serve()?;
+    let layout = packed.layout().clone();
+    let local = packed.local_mut();
+    for (i, j, pos) in local_elements(&layout, rank) {
+        if i > j {
+            local[pos] = local[pos] / diagonal[j];
+        } else if i < j {
+            local[pos] = local[pos] * diagonal[i];
+        }
+    }
+    let identity: Vec<usize> = (0..n).collect();
+    LuFactors::from_packed(comm, plan, &packed, &identity, Par::Seq).or_serve()
 }
 
 /// `p?gesv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).
@@ -360,7 +412,7 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         Err(pass) => return Ok(pass),
     };
     if ob.n > 0 {
-        solve_into(comm, &factors, &lb, b)?;
+        solve_into(comm, &factors, &lb, b, None)?;
     }
     Ok(Outcome::Served)
 }

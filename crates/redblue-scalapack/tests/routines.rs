@@ -341,7 +341,26 @@ fn lu_case<T: KernelScalar>(nprow: usize, npcol: usize, n: usize, nb: usize) {
         .unwrap();
         assert_eq!(out, Outcome::Served);
         let (x, padding_kept) = b.gather(&comm, &g, &lb);
-        factored && padding_kept && residual_ok(n, nrhs, off, &x, &b, 5, 6)
+        let mut solved =
+            factored && padding_kept && residual_ok(n, nrhs, off, &x, &b, (5, 6), b'N');
+        // Transposed solves with the same factors.
+        for trans in [b'T', b'C'] {
+            let mut lb = b.local(&g, |i, j| entry::<T>(i, j, 6));
+            let out = pgetrs(
+                &comm,
+                &g,
+                trans,
+                &ops,
+                &Array::read_only(&la),
+                &ipiv,
+                &mut Array::new(&mut lb),
+            )
+            .unwrap();
+            assert_eq!(out, Outcome::Served);
+            let (x, padding_kept) = b.gather(&comm, &g, &lb);
+            solved &= padding_kept && residual_ok(n, nrhs, off, &x, &b, (5, 6), trans);
+        }
+        solved
     });
     assert!(
         ok.iter().all(|&r| r),
@@ -349,18 +368,24 @@ fn lu_case<T: KernelScalar>(nprow: usize, npcol: usize, n: usize, nb: usize) {
     );
 }
 
-/// `‖A·X − B‖` small for the `n × n` submatrix of the original `A` (seed `sa`, at `(off,
-/// off)`) and `X` in columns `1..=nrhs` of rows `off..` of `x` (`B` of seed `sb`); the other
-/// entries of `x` unchanged.
+/// `‖op(A)·X − B‖` small for the `n × n` submatrix of the original `A` (seed `seeds.0`, at
+/// `(off, off)`; `trans` as ScaLAPACK's) and `X` in columns `1..=nrhs` of rows `off..` of `x`
+/// (`B` of seed `seeds.1`); the other entries of `x` unchanged.
 fn residual_ok<T: Scalar>(
     n: usize,
     nrhs: usize,
     off: usize,
     x: &[T],
     b: &Dist,
-    sa: u64,
-    sb: u64,
+    seeds: (u64, u64),
+    trans: u8,
 ) -> bool {
+    let (sa, sb) = seeds;
+    let op_a = |i: usize, l: usize| match trans {
+        b'N' => entry::<T>(i, off + l, sa),
+        b'T' => entry::<T>(off + l, i, sa),
+        _ => entry::<T>(off + l, i, sa).conj(),
+    };
     let mut ok = true;
     for j in 0..b.n {
         for i in 0..b.m {
@@ -371,7 +396,7 @@ fn residual_ok<T: Scalar>(
             }
             let mut s = T::zero();
             for l in 0..n {
-                s += entry::<T>(i, off + l, sa) * x[off + l + j * b.m];
+                s += op_a(i, l) * x[off + l + j * b.m];
             }
             ok &= close(s, entry::<T>(i, j, sb), 100.0 * n as f64);
         }
