@@ -1,6 +1,7 @@
 //! Project chores in one place: `cargo xtask ci` runs every check CI runs; `cargo xtask test-mpi`
 //! runs the MPI check suites under `mpirun`; `cargo xtask plot` regenerates the book's plots.
 
+mod scalapack;
 mod svg;
 
 use std::env;
@@ -16,6 +17,9 @@ tasks:
               kernels on the system BLAS when OpenBLAS is installed)
   test-blas   the kernels' tests on the system BLAS / LAPACK (needs OpenBLAS)
   test-mpi    build with the `mpi` feature and run the MPI suites under mpirun at 1, 2, 3, 4 ranks
+  test-scalapack
+              ScaLAPACK's own testers (Debian's scalapack-mpi-test, installed if missing) with
+              redblue's ScaLAPACK library preloaded, on their inputs and on harder ones
   book        build the book (book/book)
   plot        regenerate the book's plots from the cost models (book/src/img/*.svg)
 ";
@@ -34,6 +38,7 @@ fn main() {
         "ci" => ci(),
         "test-blas" => test_blas(),
         "test-mpi" => test_mpi(),
+        "test-scalapack" => test_scalapack(),
         "book" => book(),
         "plot" => plot(),
         _ => {
@@ -234,6 +239,19 @@ fn test_mpi() -> Result<(), String> {
     mpi_faults(&timeout)?;
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
+}
+
+/// ScaLAPACK's testers with redblue's library preloaded ([`scalapack::test_scalapack`]); skipped,
+/// and said, without `mpirun`.
+fn test_scalapack() -> Result<(), String> {
+    if !have("mpirun") {
+        println!(
+            "xtask test-scalapack: SKIPPED: `mpirun` is not on PATH. Install Open MPI \
+             (Debian: apt-get install libopenmpi-dev openmpi-bin libclang-dev)."
+        );
+        return Ok(());
+    }
+    scalapack::test_scalapack(&MPI_TIMEOUT_S.to_string())
 }
 
 /// Clippy on the MPI-only code, then the release builds of the MPI programs: the suites, the

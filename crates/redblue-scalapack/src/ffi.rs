@@ -56,20 +56,23 @@ fn symbol(name: &CStr, next: bool) -> *mut c_void {
 /// Prints the report at exit when `REDBLUE_SCALAPACK_REPORT=1`; registered by the first call.
 extern "C" fn print_report() {
     let rank = WORLD_RANK.load(Ordering::Relaxed);
+    let mut report = String::new();
     for (k, name) in ROUTINES.iter().enumerate() {
         let (served, passed) = (
             SERVED[k].load(Ordering::Relaxed),
             PASSED[k].load(Ordering::Relaxed),
         );
         if served + passed > 0 {
-            eprintln!(
-                "redblue-scalapack: rank {rank}: {name}: served {served}, passed on {passed}"
+            report += &format!(
+                "redblue-scalapack: rank {rank}: {name}: served {served}, passed on {passed}\n"
             );
         }
     }
     for (name, why) in REASONS.lock().map(|r| r.clone()).unwrap_or_default() {
-        eprintln!("redblue-scalapack: rank {rank}: {name} passed on: {why}");
+        report += &format!("redblue-scalapack: rank {rank}: {name} passed on: {why}\n");
     }
+    // One write, so that the processes' reports do not interleave line by line.
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), report.as_bytes());
 }
 
 fn register_report() {

@@ -336,9 +336,9 @@ fn transposed_factors<T: KernelScalar, C: Communicator>(
     let local = packed.local_mut();
     for (i, j, pos) in local_elements(&layout, rank) {
         if i > j {
-            local[pos] = local[pos] / diagonal[j];
+            local[pos] /= diagonal[j];
         } else if i < j {
-            local[pos] = local[pos] * diagonal[i];
+            local[pos] *= diagonal[i];
         }
     }
     let identity: Vec<usize> = (0..n).collect();

@@ -1,0 +1,394 @@
+//! `cargo xtask test-scalapack`: ScaLAPACK's own testers (Debian's `scalapack-mpi-test`), built
+//! against the real ScaLAPACK, run with redblue's ScaLAPACK library preloaded, on the inputs they
+//! ship and on harder ones; every tester must report no failure, and the library's report must
+//! show the routines under test served by redblue.
+
+use crate::{run, MPI_ENV};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where Debian's testers (built for Open MPI) live.
+const TESTERS: &str = "/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests";
+
+/// The Debian packages the testers come in.
+const PACKAGES: [&str; 3] = [
+    "libscalapack-openmpi-dev",
+    "scalapack-mpi-test",
+    "scalapack-test-common",
+];
+
+/// The library, once built.
+const LIBRARY: &str = "target/release/libredblue_scalapack.so";
+
+/// Why a call may be passed on in these runs: redblue has no rectangular LU (the testers'
+/// `M ≠ N` cases).
+const ALLOWED_PASS_ON: [&str; 1] = ["a matrix that is not square"];
+
+/// The harder LU input: larger orders, block sizes that do not divide them, grids `1×6`, `6×1`,
+/// `2×3`, `3×2`, several right-hand sides, condition estimates and iterative refinement (which
+/// solve transposed); and one rectangular matrix (its LU passed on, its check multiplying with
+/// `p?gemm`).
+const HARD_LU: &str = "'SCALAPACK, LU factorization input file'
+'MPI Machine'
+'LU.out'\t\toutput file name (if any)
+6\t\t\tdevice out
+4\t\t\tnumber of problems sizes
+96 131 200 150\t\tvalues of M
+96 131 200 97\t\tvalues of N
+2\t\t\tnumber of NB's
+7 16\t\t\tvalues of NB
+2\t\t\tnumber of NRHS's
+1 5\t\t\tvalues of NRHS
+1\t\t\tNumber of NBRHS's
+3\t\t\tvalues of NBRHS
+4\t\t\tnumber of process grids (ordered pairs of P & Q)
+1 6 2 3\t\tvalues of P
+6 1 3 2\t\tvalues of Q
+1.0\t\t\tthreshold
+T\t\t\t(T or F) Test Cond. Est. and Iter. Ref. Routines
+";
+
+/// The harder Cholesky input: the lower triangle (the shipped file tests the upper), and the
+/// sizes and grids of [`HARD_LU`].
+const HARD_LLT: &str = "'ScaLAPACK, LLt factorization input file'
+'MPI machine'
+'LLT.out'\t\toutput file name (if any)
+6\t\t\tdevice out
+'L'\t\t\tdefine Lower or Upper
+3\t\t\tnumber of problems sizes
+96 131 200\t\tvalues of N
+2\t\t\tnumber of NB's
+7 16\t\t\tvalues of NB
+2\t\t\tnumber of NRHS's
+1 5\t\t\tvalues of NRHS
+1\t\t\tnumber of NBRHS's
+3\t\t\tvalues of NBRHS
+4\t\t\tnumber of process grids (ordered pairs P & Q)
+1 6 2 3\t\tvalues of P
+6 1 3 2\t\tvalues of Q
+3.0\t\t\tthreshold
+T\t\t\t(T or F) Test Cond. Est. and Iter. Ref. Routines
+";
+
+/// The harder PBLAS grids (`2×3`, `3×2`, `2×2`: every source process below is on each) and
+/// problems: every pair of `N`, `T`, `C`, blocks not square, first blocks on other processes,
+/// offsets inside blocks (lines 11–13 and 16–53 of the shipped file).
+const HARD_PBLAS_GRIDS: [&str; 3] = [
+    "3\t\tnumber of process grids (ordered pairs of P & Q)",
+    "2 3 2\t\tvalues of P",
+    "3 2 2\t\tvalues of Q",
+];
+const HARD_PBLAS_PROBLEMS: &str = "8\t\tnumber of tests problems
+'N' 'N' 'N' 'N' 'N' 'N' 'N' 'N'\t\tvalues of DIAG
+'L' 'L' 'L' 'L' 'L' 'L' 'L' 'L'\t\tvalues of SIDE
+'N' 'N' 'T' 'T' 'C' 'C' 'N' 'T'\t\tvalues of TRANSA
+'N' 'T' 'N' 'T' 'C' 'N' 'C' 'C'\t\tvalues of TRANSB
+'U' 'L' 'U' 'L' 'U' 'L' 'U' 'L'\t\tvalues of UPLO
+40 17 33 25  9 48 21 30\t\tvalues of M
+37 29 41 19 13 44 27 31\t\tvalues of N
+45 23 38 31 11 50 26 18\t\tvalues of K
+60 60 60 60 60 60 60 60\t\tvalues of M_A
+60 60 60 60 60 60 60 60\t\tvalues of N_A
+ 5  7  4  8  3  6 16  9\t\tvalues of IMB_A
+ 6  5  4  7  3  8  9 16\t\tvalues of INB_A
+ 5  7  4  8  3  6 16  9\t\tvalues of MB_A
+ 6  5  4  7  3  8  9 16\t\tvalues of NB_A
+ 0  1  0  1  0  1  0  1\t\tvalues of RSRC_A
+ 0  0  1  1  0  1  1  0\t\tvalues of CSRC_A
+ 3  1  7  2  5  4  1  6\t\tvalues of IA
+ 3  1  7  2  5  4  1  6\t\tvalues of JA
+60 60 60 60 60 60 60 60\t\tvalues of M_B
+60 60 60 60 60 60 60 60\t\tvalues of N_B
+ 6  4  9  5  7  3  8 16\t\tvalues of IMB_B
+ 6  4  9  5  7  3  8 16\t\tvalues of INB_B
+ 6  4  9  5  7  3  8 16\t\tvalues of MB_B
+ 6  4  9  5  7  3  8 16\t\tvalues of NB_B
+ 1  0  1  0  1  0  1  0\t\tvalues of RSRC_B
+ 1  1  0  0  1  0  0  1\t\tvalues of CSRC_B
+ 2  5  1  7  3  1  4  2\t\tvalues of IB
+ 2  5  1  7  3  1  4  2\t\tvalues of JB
+60 60 60 60 60 60 60 60\t\tvalues of M_C
+60 60 60 60 60 60 60 60\t\tvalues of N_C
+ 7  5  3  9  4  8  6 10\t\tvalues of IMB_C
+ 7  5  3  9  4  8  6 10\t\tvalues of INB_C
+ 7  5  3  9  4  8  6 10\t\tvalues of MB_C
+ 7  5  3  9  4  8  6 10\t\tvalues of NB_C
+ 0  1  1  0  0  1  1  0\t\tvalues of RSRC_C
+ 1  0  1  0  1  0  0  1\t\tvalues of CSRC_C
+ 4  2  6  1  1  3  5  7\t\tvalues of IC
+ 4  2  6  1  1  3  5  7\t\tvalues of JC";
+
+/// One tester run: the program, its input file's name and text, the ranks, and the routines
+/// that must be served (by their names in the report).
+struct Run {
+    program: String,
+    input: String,
+    text: String,
+    ranks: usize,
+    served: Vec<String>,
+    what: String,
+}
+
+/// The shipped PBLAS input with the harder grids and problems.
+fn hard_pblas(shipped: &str) -> Result<String, String> {
+    let lines: Vec<&str> = shipped.lines().collect();
+    if lines.len() < 55 {
+        return Err("the shipped PBLAS input is shorter than expected".into());
+    }
+    let mut out: Vec<&str> = lines[..10].to_vec();
+    out.extend(HARD_PBLAS_GRIDS);
+    out.extend(&lines[13..15]);
+    out.extend(HARD_PBLAS_PROBLEMS.lines());
+    out.extend(&lines[54..]);
+    Ok(out.join("\n") + "\n")
+}
+
+/// Every run: for each scalar, LU, Cholesky and PBLAS level 3, on the shipped inputs (4 ranks)
+/// and on the harder ones (6 ranks).
+fn runs() -> Result<Vec<Run>, String> {
+    let read = |name: &str| {
+        std::fs::read_to_string(Path::new(TESTERS).join(name))
+            .map_err(|e| format!("{TESTERS}/{name}: {e}"))
+    };
+    let mut runs = Vec::new();
+    for p in ["s", "d", "c", "z"] {
+        let pblas = format!("P{}BLAS3TST.dat", p.to_uppercase());
+        let shipped_pblas = read(&format!("PBLAS/{pblas}"))?;
+        for (input, shipped, hard, served) in [
+            (
+                "LU.dat",
+                read("LU.dat")?,
+                HARD_LU.to_string(),
+                vec!["getrf", "getrs", "gemm"],
+            ),
+            (
+                "LLT.dat",
+                read("LLT.dat")?,
+                HARD_LLT.to_string(),
+                vec!["potrf", "potrs"],
+            ),
+        ] {
+            let program = format!("x{p}{}", if input == "LU.dat" { "lu" } else { "llt" });
+            for (text, ranks, which) in [(shipped, 4, "shipped"), (hard, 6, "harder")] {
+                runs.push(Run {
+                    program: program.clone(),
+                    input: input.to_string(),
+                    text,
+                    ranks,
+                    served: served.iter().map(|r| format!("p{p}{r}")).collect(),
+                    what: format!("{program} on the {which} input"),
+                });
+            }
+        }
+        let program = format!("PBLAS/{p}pb3tst");
+        for (text, ranks, which) in [
+            (shipped_pblas.clone(), 4, "shipped"),
+            (hard_pblas(&shipped_pblas)?, 6, "harder"),
+        ] {
+            runs.push(Run {
+                program: program.clone(),
+                input: pblas.clone(),
+                text,
+                ranks,
+                served: vec![format!("p{p}gemm")],
+                what: format!("{program} on the {which} input"),
+            });
+        }
+    }
+    Ok(runs)
+}
+
+/// Installs the testers' packages when missing (as root, or with sudo).
+fn ensure_packages() -> Result<(), String> {
+    let missing = !Command::new("dpkg")
+        .arg("-s")
+        .args(PACKAGES)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !missing {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    let (program, prefix): (&str, Vec<&str>) = if root {
+        ("apt-get", vec![])
+    } else {
+        ("sudo", vec!["apt-get"])
+    };
+    run(program, &[&prefix[..], &["update", "-qq"]].concat(), &[])?;
+    let install = [&prefix[..], &["install", "-y", "-qq"], &PACKAGES[..]].concat();
+    run(program, &install, &[("DEBIAN_FRONTEND", "noninteractive")])
+}
+
+/// What the tester's output says, or why it failed.
+fn judge_output(program: &str, out: &str) -> Result<String, String> {
+    for bad in [
+        "Memory overwrite",
+        "memory overwrite",
+        "INFO=",
+        "On entry to",
+        "*** ERROR ***",
+    ] {
+        if let Some(line) = out.lines().find(|l| l.contains(bad)) {
+            return Err(format!("`{}`", line.trim()));
+        }
+    }
+    if program.contains("pb3tst") {
+        let name = format!(
+            "P{}GEMM",
+            program.chars().nth(6).unwrap_or('D').to_ascii_uppercase()
+        );
+        let row = out
+            .lines()
+            .find(|l| l.trim_start().starts_with('|') && l.contains(&name))
+            .ok_or(format!("no summary row for {name}"))?;
+        let n: Vec<u64> = row
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        return match n[..] {
+            [total, passed, 0, 0] if total > 0 && passed == total => {
+                Ok(format!("{name} {passed}/{total}"))
+            }
+            _ => Err(format!("`{}`", row.trim())),
+        };
+    }
+    let count = |what: &str| {
+        out.lines()
+            .find(|l| l.contains(what))
+            .and_then(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+    };
+    let passed = count("tests completed and passed residual checks");
+    let failed = count("tests completed and failed residual checks");
+    let skipped = count("tests skipped because of illegal input values");
+    match (passed, failed, skipped, out.contains("END OF TESTS.")) {
+        (Some(p), Some(0), Some(0), true) if p > 0 => Ok(format!("{p} passed")),
+        _ => Err(format!(
+            "passed {passed:?}, failed {failed:?}, skipped {skipped:?}"
+        )),
+    }
+}
+
+/// What the library's report says, or why it is not enough: every routine under test served
+/// (the most any process served), and nothing passed on but for the allowed reasons.
+fn judge_report(err: &str, served: &[String]) -> Result<String, String> {
+    let mut summary = Vec::new();
+    for routine in served {
+        let count = err
+            .lines()
+            .filter_map(|l| l.split(&format!(" {routine}: served ")).nth(1))
+            .filter_map(|rest| rest.split(',').next()?.trim().parse::<u64>().ok())
+            .max()
+            .ok_or(format!("the report shows no {routine} call"))?;
+        if count == 0 {
+            return Err(format!("{routine} was never served"));
+        }
+        summary.push(format!("{routine} {count}"));
+    }
+    if let Some(line) = err.lines().filter(|l| l.contains("passed on:")).find(|l| {
+        !ALLOWED_PASS_ON
+            .iter()
+            .any(|why| l.trim_end().ends_with(why))
+    }) {
+        return Err(format!("a call was passed on: `{line}`"));
+    }
+    Ok(format!("served: {}", summary.join(", ")))
+}
+
+/// `cargo xtask test-scalapack`.
+pub fn test_scalapack(timeout: &str) -> Result<(), String> {
+    ensure_packages()?;
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "redblue-scalapack",
+            "--features",
+            "mpi",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    run(
+        "cargo",
+        &[
+            "build",
+            "--release",
+            "-p",
+            "redblue-scalapack",
+            "--features",
+            "mpi",
+        ],
+        &[],
+    )?;
+    let library = std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))?;
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("redblue-scalapack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut failures = Vec::new();
+    for r in runs()? {
+        std::fs::write(dir.join(&r.input), &r.text).map_err(|e| format!("{}: {e}", r.input))?;
+        let program = Path::new(TESTERS).join(&r.program);
+        let preload = format!("LD_PRELOAD={}", library.display());
+        let np = r.ranks.to_string();
+        let start = std::time::Instant::now();
+        let out = Command::new("timeout")
+            .args([
+                timeout,
+                "mpirun",
+                "-n",
+                &np,
+                "-x",
+                &preload,
+                "-x",
+                "REDBLUE_SCALAPACK_REPORT=1",
+            ])
+            .arg(&program)
+            .current_dir(&dir)
+            .envs(MPI_ENV.iter().copied())
+            .env("REDBLUE_SCALAPACK_REPORT", "1")
+            .output()
+            .map_err(|e| format!("cannot run mpirun: {e}"))?;
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        let verdict = if out.status.success() {
+            judge_output(&r.program, &stdout)
+                .and_then(|o| Ok(format!("{o}; {}", judge_report(&stderr, &r.served)?)))
+        } else {
+            Err(format!(
+                "exited with {}: {}",
+                out.status,
+                stderr.lines().last().unwrap_or("")
+            ))
+        };
+        let secs = start.elapsed().as_secs_f64();
+        match verdict {
+            Ok(v) => println!("  ok   {} on {} ranks ({secs:.1} s): {v}", r.what, r.ranks),
+            Err(e) => {
+                println!("  FAIL {} on {} ranks ({secs:.1} s): {e}", r.what, r.ranks);
+                failures.push(r.what);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if failures.is_empty() {
+        println!("\nxtask test-scalapack: every tester passed with the calls served by redblue");
+        Ok(())
+    } else {
+        Err(format!(
+            "{} tester runs failed: {}",
+            failures.len(),
+            failures.join("; ")
+        ))
+    }
+}
