@@ -19,7 +19,11 @@ tasks:
   test-mpi    build with the `mpi` feature and run the MPI suites under mpirun at 1, 2, 3, 4 ranks
   test-scalapack
               ScaLAPACK's own testers (Debian's scalapack-mpi-test, installed if missing) with
-              redblue's ScaLAPACK library preloaded, on their inputs and on harder ones
+              redblue's ScaLAPACK library preloaded, on their inputs and on harder ones, and
+              pdgesv_ / pdposv_ from a C program
+  bench-scalapack [N [NB [PAIRS]]]
+              a C ScaLAPACK program's pdgemm_, pdgetrf_, pdpotrf_ on 2 ranks, Debian's
+              ScaLAPACK against redblue's library preloaded, interleaved (default 4096 64 5)
   book        build the book (book/book)
   plot        regenerate the book's plots from the cost models (book/src/img/*.svg)
 ";
@@ -39,6 +43,7 @@ fn main() {
         "test-blas" => test_blas(),
         "test-mpi" => test_mpi(),
         "test-scalapack" => test_scalapack(),
+        "bench-scalapack" => bench_scalapack(),
         "book" => book(),
         "plot" => plot(),
         _ => {
@@ -251,7 +256,20 @@ fn test_scalapack() -> Result<(), String> {
         );
         return Ok(());
     }
-    scalapack::test_scalapack(&MPI_TIMEOUT_S.to_string())
+    let timeout = MPI_TIMEOUT_S.to_string();
+    scalapack::test_scalapack(&timeout)?;
+    scalapack::check_solvers(&timeout)
+}
+
+/// The ScaLAPACK comparison ([`scalapack::bench_scalapack`]); needs `mpirun` and `mpicc`.
+fn bench_scalapack() -> Result<(), String> {
+    if !have("mpirun") {
+        return Err(
+            "`mpirun` is not on PATH (Debian: apt-get install libopenmpi-dev openmpi-bin)".into(),
+        );
+    }
+    let args: Vec<String> = env::args().skip(2).collect();
+    scalapack::bench_scalapack(&args, &MPI_TIMEOUT_S.to_string())
 }
 
 /// Clippy on the MPI-only code, then the release builds of the MPI programs: the suites, the

@@ -299,37 +299,46 @@ fn judge_report(err: &str, served: &[String]) -> Result<String, String> {
     Ok(format!("served: {}", summary.join(", ")))
 }
 
+/// The library's features: the shared library, with its kernels in OpenBLAS when the machine
+/// has it (as ScaLAPACK's are).
+fn features() -> &'static str {
+    if crate::have_openblas() {
+        "mpi,openblas"
+    } else {
+        "mpi"
+    }
+}
+
+/// Builds the library (release).
+fn build_library() -> Result<PathBuf, String> {
+    let build = [
+        "build",
+        "--release",
+        "-p",
+        "redblue-scalapack",
+        "--features",
+        features(),
+    ];
+    run("cargo", &build, &[])?;
+    std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))
+}
+
 /// `cargo xtask test-scalapack`.
 pub fn test_scalapack(timeout: &str) -> Result<(), String> {
     ensure_packages()?;
-    run(
-        "cargo",
-        &[
-            "clippy",
-            "-p",
-            "redblue-scalapack",
-            "--features",
-            "mpi",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        &[],
-    )?;
-    run(
-        "cargo",
-        &[
-            "build",
-            "--release",
-            "-p",
-            "redblue-scalapack",
-            "--features",
-            "mpi",
-        ],
-        &[],
-    )?;
-    let library = std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))?;
+    let clippy = [
+        "clippy",
+        "-p",
+        "redblue-scalapack",
+        "--features",
+        features(),
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ];
+    run("cargo", &clippy, &[])?;
+    let library = build_library()?;
     let dir: PathBuf =
         std::env::temp_dir().join(format!("redblue-scalapack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -391,4 +400,154 @@ pub fn test_scalapack(timeout: &str) -> Result<(), String> {
             failures.join("; ")
         ))
     }
+}
+
+/// The C driver's source, a ScaLAPACK program as users write them.
+const DRIVER: &str = "crates/redblue-scalapack/driver/driver.c";
+/// Where the xtask builds it.
+const DRIVER_BIN: &str = "target/release/scalapack-driver";
+
+/// Builds the library and the C driver (with `mpicc`, against Debian's ScaLAPACK).
+fn build_driver() -> Result<PathBuf, String> {
+    ensure_packages()?;
+    let library = build_library()?;
+    run(
+        "mpicc",
+        &[
+            "-O2",
+            "-Wall",
+            "-o",
+            DRIVER_BIN,
+            DRIVER,
+            "-lscalapack-openmpi",
+            "-lm",
+        ],
+        &[],
+    )?;
+    Ok(library)
+}
+
+/// One run of the driver: `mpirun -n NP driver ARGS…`, with the library preloaded or not; its
+/// standard output.
+fn driver(
+    np: &str,
+    args: &[&str],
+    library: Option<&Path>,
+    timeout: &str,
+) -> Result<String, String> {
+    let mut command = Command::new("timeout");
+    command.args([timeout, "mpirun", "-n", np, "-x", "OPENBLAS_NUM_THREADS=1"]);
+    if let Some(lib) = library {
+        command.args(["-x", &format!("LD_PRELOAD={}", lib.display())]);
+    }
+    let out = command
+        .arg(DRIVER_BIN)
+        .args(args)
+        .envs(MPI_ENV.iter().copied())
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env_remove("OPENBLAS_CORETYPE")
+        .output()
+        .map_err(|e| format!("cannot run mpirun: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Err(format!(
+            "driver {} exited with {}: {}{}",
+            args.join(" "),
+            out.status,
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(stdout)
+}
+
+/// `pdgesv_` and `pdposv_` from a C program (no ScaLAPACK tester calls them), served by redblue
+/// on 4 ranks: their residuals.
+pub fn check_solvers(timeout: &str) -> Result<(), String> {
+    let library = build_driver()?;
+    for (n, nb, p, q) in [("150", "16", "2", "2"), ("97", "7", "1", "3")] {
+        let out = driver(
+            &(p.parse::<usize>().unwrap_or(1) * q.parse::<usize>().unwrap_or(1)).to_string(),
+            &["check", n, nb, p, q],
+            Some(&library),
+            timeout,
+        )?;
+        print!("{out}");
+        if out
+            .lines()
+            .filter(|l| l.starts_with("check ") && l.ends_with(" ok"))
+            .count()
+            != 2
+        {
+            return Err(format!("the driver's solves failed: {out}"));
+        }
+    }
+    Ok(())
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
+}
+
+/// `cargo xtask bench-scalapack [N [NB [PAIRS]]]`: the C driver's `pdgemm_`, `pdgetrf_` and
+/// `pdpotrf_` on 2 ranks (a 1 × 2 grid) with Debian's ScaLAPACK and with redblue's library
+/// preloaded, interleaved pair by pair; prints the ratios (ScaLAPACK's time / redblue's).
+pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
+    let arg = |k: usize, default: &str| args.get(k).cloned().unwrap_or_else(|| default.to_string());
+    let (n, nb, pairs) = (
+        arg(0, "4096"),
+        arg(1, "64"),
+        arg(2, "5").parse::<usize>().unwrap_or(5),
+    );
+    let library = build_driver()?;
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpu
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .unwrap_or("model name: ?");
+    let cpu_features: Vec<&str> = ["avx512f", "avx2", "fma"]
+        .into_iter()
+        .filter(|f| cpu.split_whitespace().any(|w| w == *f))
+        .collect();
+    println!(
+        "\nbench-scalapack: f64, N = {n}, NB = {nb}, 2 ranks (1 x 2), {pairs} interleaved pairs; \
+         {}; CPU features {cpu_features:?}; OpenBLAS one thread per rank, OPENBLAS_CORETYPE unset; \
+         the library built with features {}",
+        model.split(':').nth(1).unwrap_or("?").trim(),
+        features()
+    );
+    for routine in ["gemm", "getrf", "potrf"] {
+        let time_of = |out: &str| -> Result<f64, String> {
+            out.lines()
+                .find_map(|l| l.strip_prefix(&format!("time {routine} ")))
+                .and_then(|t| t.trim().parse().ok())
+                .ok_or(format!("no time in `{out}`"))
+        };
+        let (mut theirs, mut ours, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..pairs {
+            let args = ["time", routine, &n, &nb, "1", "1", "2"];
+            let t = time_of(&driver("2", &args, None, timeout)?)?;
+            let r = time_of(&driver("2", &args, Some(&library), timeout)?)?;
+            theirs.push(t);
+            ours.push(r);
+            ratios.push(t / r);
+        }
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        println!(
+            "pd{routine}: ScaLAPACK median {:.3} s, redblue median {:.3} s; ratio ScaLAPACK / redblue \
+             median {:.2} (range {lo:.2} to {hi:.2})",
+            median(theirs),
+            median(ours),
+            median(ratios)
+        );
+    }
+    Ok(())
 }
