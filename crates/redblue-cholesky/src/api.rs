@@ -7,7 +7,7 @@ use crate::{CholeskyError, CholeskyParams};
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::pool::recycle;
 use redblue_core::{Op, Scalar, Uplo};
-use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
+use redblue_dist::{transform, BlockCyclic, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
 use redblue_pipeline::{reserve, run, RunOptions, Stopped, TileFactors, TileGrid};
@@ -370,6 +370,51 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
             uplo,
             factors,
         })
+    }
+
+    /// Writes the factor over the triangle the input held of `dst` (any layout; the caller's
+    /// array a ScaLAPACK `p?potrf` leaves it in): `L` into the lower triangle for
+    /// `Uplo::Lower`, `U = Lᴴ` into the upper for `Uplo::Upper`, diagonal included; the other
+    /// triangle of `dst` neither read nor written. One transform from the factor's tiles.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`CholeskyError::InvalidParams`] for a `dst` of another order or a communicator too small
+    /// for the factor; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_core::Uplo;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    /// use redblue_cholesky::{cholesky, CholeskyParams};
+    ///
+    /// run_ranks(2, |comm| {
+    ///     let layout = BlockCyclic::new(6, 6, 2, 2, 1, 2).unwrap();
+    ///     let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| if i == j { 4.0 } else { 0.0 }).unwrap();
+    ///     let mut out = OwnedDistMatrix::from_fn(&comm, layout, |_, _| 9.0).unwrap();
+    ///     let factor = cholesky(&comm, &a, Uplo::Upper, &CholeskyParams::default()).unwrap();
+    ///     factor.write_factor(&comm, &mut out).unwrap();
+    ///     out.for_each_local(|i, j, x| assert_eq!(x, if i == j { 2.0 } else if i < j { 0.0 } else { 9.0 }));
+    /// });
+    /// ```
+    pub fn write_factor<C, B>(&self, comm: &C, dst: &mut B) -> Result<(), CholeskyError>
+    where
+        C: Communicator,
+        B: DistMatrixMut<T> + ?Sized,
+    {
+        let n = self.factors.geometry().n;
+        if dst.shape() != (n, n) {
+            return Err(CholeskyError::InvalidParams(format!(
+                "a factor of order {n} written into a {}x{} matrix",
+                dst.shape().0,
+                dst.shape().1
+            )));
+        }
+        self.check_comm(comm, dst.layout().nranks())?;
+        self.factors
+            .write_to(comm, None, op_of(self.uplo), dst, Some(self.uplo))?;
+        Ok(())
     }
 
     /// The factor of the triangle the input held, in the input's layout: `L` (zeros above the

@@ -18,4 +18,4 @@ pub use layout::{
 pub use matrix::{
     BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, DistMatrixMut, OwnedDistMatrix,
 };
-pub use transform::{transform, transform_volume, TransformPlan};
+pub use transform::{transform, transform_triangle, transform_volume, TransformPlan};

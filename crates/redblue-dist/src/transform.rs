@@ -6,7 +6,7 @@ use crate::matrix::{check_layout_fits, DistMatrix, DistMatrixMut};
 use crate::DistError;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
-use redblue_core::{Op, Scalar};
+use redblue_core::{Op, Scalar, Uplo};
 use std::ops::Range;
 
 /// One rectangle that moves from A's owner to B's owner, in B's coordinates, with where it lives
@@ -241,8 +241,9 @@ impl TransformPlan {
         self.sends[self.rank].iter().map(Piece::len).sum()
     }
 
-    /// `B = beta·B + alpha·x` for the data received from other ranks, in plan order.
-    fn unpack<T: Scalar>(&self, x: &[T], alpha: T, beta: T, b: &mut [T]) {
+    /// `B = beta·B + alpha·x` for the data received from other ranks, in plan order (only
+    /// B's `keep` triangle when given).
+    fn unpack<T: Scalar>(&self, x: &[T], alpha: T, beta: T, b: &mut [T], keep: Option<Uplo>) {
         let mut k = 0;
         for (src, list) in self.recvs.iter().enumerate() {
             if src == self.rank {
@@ -251,7 +252,13 @@ impl TransformPlan {
             for p in list {
                 for jj in 0..p.cols.len() {
                     let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
-                    combine(col, &x[k..k + p.rows.len()], alpha, beta);
+                    let run = kept(&p.rows, p.cols.start + jj, keep);
+                    combine(
+                        &mut col[run.clone()],
+                        &x[k..k + p.rows.len()][run],
+                        alpha,
+                        beta,
+                    );
                     k += p.rows.len();
                 }
             }
@@ -260,19 +267,32 @@ impl TransformPlan {
 
     /// `B = beta·B + alpha·op(A)` for the pieces this rank both holds and receives, straight
     /// from A's buffer (the pieces to oneself are the same rectangles in both lists).
-    fn copy_local<T: Scalar>(&self, a: &[T], alpha: T, beta: T, b: &mut [T]) {
+    fn copy_local<T: Scalar>(&self, a: &[T], alpha: T, beta: T, b: &mut [T], keep: Option<Uplo>) {
         let mut column = Vec::new();
         for p in &self.sends[self.rank] {
             for jj in 0..p.cols.len() {
                 let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
+                let run = kept(&p.rows, p.cols.start + jj, keep);
                 if self.op.is_transposed() {
                     column.clear();
                     self.piece_column(a, p, jj, &mut column);
-                    combine(col, &column, alpha, beta);
+                    combine(&mut col[run.clone()], &column[run], alpha, beta);
                 } else {
                     let start = p.a_pos + jj * p.a_ld;
-                    combine(col, &a[start..start + p.rows.len()], alpha, beta);
+                    let x = &a[start..start + p.rows.len()];
+                    combine(&mut col[run.clone()], &x[run], alpha, beta);
                 }
+            }
+        }
+    }
+
+    /// `B = beta·B` on B's elements on this rank (its `keep` triangle when given), never its
+    /// buffer's other positions (a borrowed array's padding).
+    fn scale_b<T: Scalar>(&self, beta: T, b: &mut [T], keep: Option<Uplo>) {
+        for p in self.recvs.iter().flatten() {
+            for jj in 0..p.cols.len() {
+                let col = &mut b[p.b_pos + jj * p.b_ld..][..p.rows.len()];
+                scale(&mut col[kept(&p.rows, p.cols.start + jj, keep)], beta);
             }
         }
     }
@@ -293,6 +313,27 @@ impl TransformPlan {
         beta: T,
         b: &mut [T],
     ) -> Result<(), DistError> {
+        self.execute_kept(comm, alpha, a, beta, b, None)
+    }
+
+    /// [`TransformPlan::execute`] writing only B's `keep` triangle (diagonal included) when
+    /// given; the rest of B is neither read nor written (the whole of A still moves).
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    ///
+    /// # Panics
+    /// As [`TransformPlan::execute`].
+    pub fn execute_kept<T: Scalar, C: Communicator>(
+        &self,
+        comm: &C,
+        alpha: T,
+        a: &[T],
+        beta: T,
+        b: &mut [T],
+        keep: Option<Uplo>,
+    ) -> Result<(), DistError> {
         // Lengths are a property of the layouts (an `OwnedDistMatrix` cannot break them): a
         // mismatch is a bug in the caller on this rank alone, which no error can report alike
         // on every rank.
@@ -308,7 +349,7 @@ impl TransformPlan {
         );
         if alpha == T::zero() {
             // BLAS semantics: A is not referenced, nothing moves.
-            scale(b, beta);
+            self.scale_b(beta, b, keep);
             return Ok(());
         }
         // The pieces a rank keeps go straight from A to B; the others in one all_to_all_v
@@ -321,15 +362,26 @@ impl TransformPlan {
         let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
         comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)?;
         recycle(send);
-        self.unpack(&recv, alpha, beta, b);
+        self.unpack(&recv, alpha, beta, b, keep);
         recycle(recv);
-        self.copy_local(a, alpha, beta, b);
+        self.copy_local(a, alpha, beta, b, keep);
         Ok(())
     }
 
     /// The global shape of B.
     pub fn shape(&self) -> (usize, usize) {
         self.shape
+    }
+}
+
+/// The positions of a column run of B (global rows `rows`, column `j`) in B's `keep`
+/// triangle: all of them without a triangle.
+fn kept(rows: &Range<usize>, j: usize, keep: Option<Uplo>) -> Range<usize> {
+    let n = rows.len();
+    match keep {
+        None => 0..n,
+        Some(Uplo::Lower) => j.saturating_sub(rows.start).min(n)..n,
+        Some(Uplo::Upper) => 0..(j + 1).saturating_sub(rows.start).min(n),
     }
 }
 
@@ -424,6 +476,49 @@ where
     plan.execute(comm, alpha, a.local(), beta, b.local_mut())
 }
 
+/// [`transform`] into B's `keep` triangle only (diagonal included): `B = beta·B + alpha·op(A)`
+/// there, B's other triangle neither read nor written — a factor written over the triangle it
+/// came from, the other left as the caller had it. The whole of A moves, as for [`transform`].
+///
+/// # Collective
+/// # Errors
+/// As [`transform`].
+///
+/// # Examples
+/// ```
+/// use redblue_comm::run_ranks;
+/// use redblue_core::{Op, Uplo};
+/// use redblue_dist::{transform_triangle, BlockCyclic, OwnedDistMatrix};
+///
+/// run_ranks(2, |comm| {
+///     let layout = BlockCyclic::new(5, 5, 2, 2, 1, 2).unwrap();
+///     let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |_, _| 1.0).unwrap();
+///     let mut b = OwnedDistMatrix::from_fn(&comm, layout, |_, _| 7.0).unwrap();
+///     transform_triangle(&comm, 1.0, &a, Op::NoTrans, 0.0, &mut b, Uplo::Lower).unwrap();
+///     b.for_each_local(|i, j, x| assert_eq!(x, if i >= j { 1.0 } else { 7.0 }));
+/// });
+/// ```
+pub fn transform_triangle<T, C, A, B>(
+    comm: &C,
+    alpha: T,
+    a: &A,
+    op: Op,
+    beta: T,
+    b: &mut B,
+    keep: Uplo,
+) -> Result<(), DistError>
+where
+    T: Scalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrixMut<T> + ?Sized,
+{
+    check_layout_fits(comm, a.layout())?;
+    check_layout_fits(comm, b.layout())?;
+    let plan = TransformPlan::new(a.layout(), op, b.layout(), comm.rank(), comm.size())?;
+    plan.execute_kept(comm, alpha, a.local(), beta, b.local_mut(), Some(keep))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,6 +570,35 @@ mod tests {
         let volume = transform_volume(&a, Op::NoTrans, &on_root, p).unwrap();
         assert_eq!(volume, brute_force(&a, Op::NoTrans, &on_root, p));
         assert_eq!(volume[1000], 0);
+    }
+
+    /// With `alpha = 0` (B scaled, A not read) and into a triangle, only B's elements are
+    /// written: not the padding of a borrowed array, nor the other triangle.
+    #[test]
+    fn scaling_and_triangles_touch_only_the_elements_they_name() {
+        use crate::{BlockCyclicSubmatrix, BorrowedDistMatrixMut, OwnedDistMatrix};
+        use redblue_comm::run_ranks;
+        run_ranks(2, |comm| {
+            let parent = BlockCyclic::new(7, 7, 2, 2, 1, 2).unwrap();
+            let sub = BlockCyclicSubmatrix::new(parent.clone(), 1..6, 2..7, vec![9, 9]).unwrap();
+            let mut buf = vec![5.0f64; sub.local_len(comm.rank())];
+            let a =
+                OwnedDistMatrix::from_fn(&comm, GridLayout::even(5, 5, 1, 2).unwrap(), |_, _| 1.0)
+                    .unwrap();
+            let mut b = BorrowedDistMatrixMut::new(&comm, sub.clone(), &mut buf).unwrap();
+            transform(&comm, 0.0, &a, Op::NoTrans, 0.0, &mut b).unwrap();
+            transform_triangle(&comm, 1.0, &a, Op::NoTrans, 0.0, &mut b, Uplo::Upper).unwrap();
+            let mut expected = vec![5.0; buf.len()];
+            for i in 0..5 {
+                for j in 0..5 {
+                    let (owner, pos) = sub.to_local(i, j);
+                    if owner == comm.rank() {
+                        expected[pos] = if i <= j { 1.0 } else { 0.0 };
+                    }
+                }
+            }
+            assert_eq!(buf, expected);
+        });
     }
 
     #[test]

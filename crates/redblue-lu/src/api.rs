@@ -6,7 +6,7 @@ use crate::plan::{pivoting_of, LuPlan};
 use crate::LuError;
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::{Op, Scalar};
-use redblue_dist::{transform, BlockCyclic, DistMatrix, Layout, OwnedDistMatrix};
+use redblue_dist::{transform, BlockCyclic, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
 use redblue_pipeline::{reserve, LookAhead, RunOptions, TileFactors, TileGrid};
@@ -504,6 +504,50 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         Ok(self
             .factors
             .to_layout(comm, None, keep, Op::NoTrans, layout)?)
+    }
+
+    /// Writes `L` and `U` into `dst` (any layout) in the rows of `P·A` — row `i` of `dst`
+    /// holds row `i` of `L` left of the diagonal and of `U` from it on, what LAPACK's `getrf`
+    /// and ScaLAPACK's `p?getrf` leave — in one transform from the factors' tiles.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`LuError::InvalidParams`] for a `dst` of another order or a communicator too small for
+    /// the factors; communication failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_comm::run_ranks;
+    /// use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+    /// use redblue_lu::{lu, LuParams};
+    ///
+    /// run_ranks(2, |comm| {
+    ///     let layout = BlockCyclic::new(20, 20, 4, 4, 1, 2).unwrap();
+    ///     let a = OwnedDistMatrix::<f64, _>::random(&comm, layout.clone(), 3).unwrap();
+    ///     let fac = lu(&comm, &a, &LuParams::default()).unwrap();
+    ///     let mut out = OwnedDistMatrix::zeros(&comm, layout).unwrap();
+    ///     fac.write_factors(&comm, &mut out).unwrap();
+    ///     let same = fac.packed(&comm).unwrap().permute_rows(&comm, fac.perm()).unwrap();
+    ///     assert_eq!(out, same);
+    /// });
+    /// ```
+    pub fn write_factors<C, B>(&self, comm: &C, dst: &mut B) -> Result<(), LuError>
+    where
+        C: Communicator,
+        B: DistMatrixMut<T> + ?Sized,
+    {
+        let n = self.order();
+        if dst.shape() != (n, n) {
+            return Err(LuError::InvalidParams(format!(
+                "factors of order {n} written into a {}x{} matrix",
+                dst.shape().0,
+                dst.shape().1
+            )));
+        }
+        self.check_comm(comm, dst.layout().nranks())?;
+        self.factors
+            .write_to(comm, Some(&self.perm), Op::NoTrans, dst, None)?;
+        Ok(())
     }
 
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'

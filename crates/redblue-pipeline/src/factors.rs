@@ -9,11 +9,11 @@ use crate::solve::SolveError;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::recycle;
-use redblue_core::{Op, Scalar};
+use redblue_core::{Op, Scalar, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{
-    transform, BlockCyclic, BorrowedDistMatrixMut, DistError, DistMatrix, Layout, OwnedDistMatrix,
-    RowPermuted,
+    transform, transform_triangle, BlockCyclic, BorrowedDistMatrix, BorrowedDistMatrixMut,
+    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelError, KernelScalar, Par};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -330,6 +330,39 @@ impl<T: KernelScalar> TileFactors<T> {
         solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
     }
 
+    /// Writes `op` of the whole factors into `dst` (any layout), their rows permuted by `perm`
+    /// when given (row `i` of the result is row `perm[i]`), only `dst`'s `triangle` when given
+    /// (the rest of `dst` untouched): straight from layer 0's tiles, one transform, no copy.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication or layout failure.
+    pub fn write_to<C, B>(
+        &self,
+        comm: &C,
+        perm: Option<&[usize]>,
+        op: Op,
+        dst: &mut B,
+        triangle: Option<Uplo>,
+    ) -> Result<(), FactorsError>
+    where
+        C: Communicator,
+        B: DistMatrixMut<T> + ?Sized,
+    {
+        let layout = self.geom.layer_layout()?;
+        self.with_layer_0(comm, |tiles| match perm {
+            Some(perm) => {
+                let rows = RowPermuted::new(layout, perm.to_vec())?;
+                let src = BorrowedDistMatrix::new(comm, rows, &tiles.data)?;
+                put(comm, &src, op, dst, triangle)
+            }
+            None => {
+                let src = BorrowedDistMatrix::new(comm, layout, &tiles.data)?;
+                put(comm, &src, op, dst, triangle)
+            }
+        })
+    }
+
     /// The whole factors in layer 0's layout, their rows permuted by `perm` when given (row `i`
     /// of the result is row `perm[i]`), every entry mapped by `keep(i, j, value)`, then moved
     /// to `layout` as `op` of that (`Op::ConjTrans`: Cholesky's `U = Lᴴ`).
@@ -367,6 +400,27 @@ impl<T: KernelScalar> TileFactors<T> {
         transform(comm, T::one(), &native, op, T::zero(), &mut out)?;
         Ok(out)
     }
+}
+
+/// `dst = op(src)` (only `dst`'s `triangle` when given).
+fn put<T, C, A, B>(
+    comm: &C,
+    src: &A,
+    op: Op,
+    dst: &mut B,
+    triangle: Option<Uplo>,
+) -> Result<(), FactorsError>
+where
+    T: Scalar,
+    C: Communicator,
+    A: DistMatrix<T> + ?Sized,
+    B: DistMatrixMut<T> + ?Sized,
+{
+    match triangle {
+        Some(uplo) => transform_triangle(comm, T::one(), src, op, T::zero(), dst, uplo)?,
+        None => transform(comm, T::one(), src, op, T::zero(), dst)?,
+    }
+    Ok(())
 }
 
 impl<T: Scalar> Drop for TileFactors<T> {

@@ -2,15 +2,13 @@
 //! written, solves from a factor found in the caller's array.
 
 use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
-use crate::common::{
-    agree, local_elements, submatrix, uplo_of, Array, OrServe, Outcome, ServeError,
-};
+use crate::common::{agree, submatrix, uplo_of, Array, OrServe, Outcome, ServeError};
 use crate::lu::{aligned_square, rhs_fits};
 use redblue_cholesky::{cholesky, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan};
 use redblue_comm::Communicator;
 use redblue_core::{Op, Uplo};
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, Layout,
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, Layout,
 };
 use redblue_kernels::{KernelScalar, Par};
 
@@ -88,17 +86,10 @@ fn factor_into<T: KernelScalar, C: Communicator>(
             Err(e) => return Err(ServeError(e.to_string())),
         }
     };
-    let factor = match uplo {
-        Uplo::Lower => fac.lower(comm),
-        Uplo::Upper => fac.upper(comm),
-    }
-    .or_serve()?;
-    let out = a.write(layout.local_len(rank))?;
-    for (i, j, pos) in local_elements(layout, rank) {
-        if (uplo == Uplo::Lower && i >= j) || (uplo == Uplo::Upper && i <= j) {
-            out[pos] = factor.local()[pos];
-        }
-    }
+    let mut out =
+        BorrowedDistMatrixMut::new(comm, layout.clone(), a.write(layout.local_len(rank))?)
+            .or_serve()?;
+    fac.write_factor(comm, &mut out).or_serve()?;
     Ok(Ok(fac))
 }
 

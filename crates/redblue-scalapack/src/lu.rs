@@ -137,17 +137,10 @@ fn factor_into<T: KernelScalar, C: Communicator>(
             Err(e) => return Err(ServeError(e.to_string())),
         }
     };
-    let packed = fac.packed(comm).or_serve()?;
-    let in_order = BorrowedDistMatrix::new(
-        comm,
-        RowPermuted::new(layout.clone(), fac.perm().to_vec()).or_serve()?,
-        packed.local(),
-    )
-    .or_serve()?;
     let mut out =
         BorrowedDistMatrixMut::new(comm, layout.clone(), a.write(layout.local_len(rank))?)
             .or_serve()?;
-    transform(comm, T::one(), &in_order, Op::NoTrans, T::zero(), &mut out).or_serve()?;
+    fac.write_factors(comm, &mut out).or_serve()?;
     write_ipiv(g, op, &fac.ipiv(), ipiv);
     Ok(Ok(fac))
 }
