@@ -427,18 +427,19 @@ fn build_driver() -> Result<PathBuf, String> {
     Ok(library)
 }
 
-/// One run of the driver: `mpirun -n NP driver ARGS…`, with the library preloaded or not; its
-/// standard output.
+/// One run of the driver: `mpirun -n NP driver ARGS…`, with the library preloaded (and its
+/// report asked for) or not; its standard output and error.
 fn driver(
     np: &str,
     args: &[&str],
     library: Option<&Path>,
     timeout: &str,
-) -> Result<String, String> {
+) -> Result<(String, String), String> {
     let mut command = Command::new("timeout");
     command.args([timeout, "mpirun", "-n", np, "-x", "OPENBLAS_NUM_THREADS=1"]);
     if let Some(lib) = library {
         command.args(["-x", &format!("LD_PRELOAD={}", lib.display())]);
+        command.args(["-x", "REDBLUE_SCALAPACK_REPORT=1"]);
     }
     let out = command
         .arg(DRIVER_BIN)
@@ -449,38 +450,38 @@ fn driver(
         .output()
         .map_err(|e| format!("cannot run mpirun: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(format!(
-            "driver {} exited with {}: {}{}",
+            "driver {} exited with {}: {stdout}{stderr}",
             args.join(" "),
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
+            out.status
         ));
     }
-    Ok(stdout)
+    Ok((stdout, stderr))
 }
 
 /// `pdgesv_` and `pdposv_` from a C program (no ScaLAPACK tester calls them), served by redblue
-/// on 4 ranks: their residuals.
+/// on row- and column-major grids: their residuals.
 pub fn check_solvers(timeout: &str) -> Result<(), String> {
     let library = build_driver()?;
-    for (n, nb, p, q) in [("150", "16", "2", "2"), ("97", "7", "1", "3")] {
-        let out = driver(
-            &(p.parse::<usize>().unwrap_or(1) * q.parse::<usize>().unwrap_or(1)).to_string(),
-            &["check", n, nb, p, q],
-            Some(&library),
-            timeout,
-        )?;
+    for (n, nb, p, q, order) in [
+        ("150", "16", 2, 2, "R"),
+        ("97", "7", 1, 3, "R"),
+        ("131", "8", 2, 3, "C"),
+    ] {
+        let (ps, qs) = (p.to_string(), q.to_string());
+        let args = ["check", n, nb, &ps, &qs, order];
+        let (out, err) = driver(&(p * q).to_string(), &args, Some(&library), timeout)?;
         print!("{out}");
-        if out
+        let solved = out
             .lines()
-            .filter(|l| l.starts_with("check ") && l.ends_with(" ok"))
-            .count()
-            != 2
-        {
+            .filter(|l| l.starts_with("check ") && l.ends_with(" ok"));
+        if solved.count() != 2 {
             return Err(format!("the driver's solves failed: {out}"));
         }
+        let served = ["pdgesv".to_string(), "pdposv".to_string()];
+        println!("  {}", judge_report(&err, &served)?);
     }
     Ok(())
 }
@@ -532,8 +533,8 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         let (mut theirs, mut ours, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..pairs {
             let args = ["time", routine, &n, &nb, "1", "1", "2"];
-            let t = time_of(&driver("2", &args, None, timeout)?)?;
-            let r = time_of(&driver("2", &args, Some(&library), timeout)?)?;
+            let t = time_of(&driver("2", &args, None, timeout)?.0)?;
+            let r = time_of(&driver("2", &args, Some(&library), timeout)?.0)?;
             theirs.push(t);
             ours.push(r);
             ratios.push(t / r);

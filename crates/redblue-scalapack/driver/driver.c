@@ -4,8 +4,9 @@
  *
  *   driver time gemm|getrf|potrf N NB REPS P Q   one warm-up, then REPS timed calls; rank 0
  *                                                prints "time ROUTINE SECONDS" per call
- *   driver check N NB P Q                        solves with pdgesv_ and pdposv_ and prints
- *                                                "check ROUTINE RESIDUAL ok|FAILED"
+ *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
+ *                                                of that order (R, row-major, by default) and
+ *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
  *
  * The matrices are the same in every run: entry (i, j) is a hash of i and j in [-1, 1), plus
  * 2N on the diagonal for the positive definite one.
@@ -162,18 +163,19 @@ int main(int argc, char **argv) {
   int np;
   Cblacs_pinfo(&me, &np);
   int timing = argc == 8 && strcmp(argv[1], "time") == 0;
-  int checking = argc == 6 && strcmp(argv[1], "check") == 0;
+  int checking = (argc == 6 || argc == 7) && strcmp(argv[1], "check") == 0;
+  const char *order = argc == 7 ? argv[6] : "R";
   if (!timing && !checking) {
     if (me == 0)
-      fprintf(stderr, "usage: driver time gemm|getrf|potrf N NB REPS P Q | driver check N NB P Q\n");
+      fprintf(stderr, "usage: driver time gemm|getrf|potrf N NB REPS P Q | driver check N NB P Q [R|C]\n");
     MPI_Finalize();
     return 2;
   }
   int base = timing ? 3 : 2;
   int n = atoi(argv[base]), nb = atoi(argv[base + 1]);
-  int p = atoi(argv[argc - 2]), q = atoi(argv[argc - 1]);
+  int p = atoi(argv[base + (timing ? 3 : 2)]), q = atoi(argv[base + (timing ? 4 : 3)]);
   Cblacs_get(-1, 0, &ctxt);
-  Cblacs_gridinit(&ctxt, "R", p, q);
+  Cblacs_gridinit(&ctxt, timing ? "R" : order, p, q);
   Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
   int rc = 0;
   if (myrow >= 0) {
