@@ -3,12 +3,12 @@
 
 use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{agree, submatrix, uplo_of, Array, OrServe, Outcome, ServeError};
-use crate::lu::{aligned_square, rhs_fits};
+use crate::lu::{aligned_square, rhs_fits, NO_MEMORY};
 use redblue_cholesky::{cholesky, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan};
 use redblue_comm::Communicator;
 use redblue_core::{Op, Uplo};
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, Layout,
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout,
 };
 use redblue_kernels::{KernelScalar, Par};
 
@@ -82,6 +82,9 @@ fn factor_into<T: KernelScalar, C: Communicator>(
             }
             Err(CholeskyError::NotFinite) => {
                 return Ok(Err(Outcome::PassOn("a matrix with NaN or infinity")))
+            }
+            Err(CholeskyError::Dist(DistError::OutOfMemory { .. })) => {
+                return Ok(Err(Outcome::PassOn(NO_MEMORY)))
             }
             Err(e) => return Err(ServeError(e.to_string())),
         }

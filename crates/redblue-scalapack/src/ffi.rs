@@ -76,9 +76,15 @@ extern "C" fn print_report() {
 }
 
 fn register_report() {
+    let mut initialized: c_int = 0;
+    // SAFETY: MPI_Initialized may be called at any time; a valid out-pointer.
+    unsafe { mpi::ffi::MPI_Initialized(&mut initialized) };
+    if initialized == 0 {
+        return; // no grid can exist yet: the call is reported as illegal, as ScaLAPACK does
+    }
     REPORT.call_once(|| {
         let mut rank: c_int = 0;
-        // SAFETY: MPI is initialised (a BLACS grid exists); `rank` is a valid out-pointer.
+        // SAFETY: MPI is initialised; `rank` is a valid out-pointer.
         unsafe { MPI_Comm_rank(RSMPI_COMM_WORLD, &mut rank) };
         WORLD_RANK.store(u64::try_from(rank).unwrap_or(0), Ordering::Relaxed);
         if std::env::var("REDBLUE_SCALAPACK_REPORT").is_ok_and(|v| v == "1") {

@@ -5,8 +5,8 @@ use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{agree, local_elements, op_of, submatrix, Array, OrServe, Outcome, ServeError};
 use redblue_comm::Communicator;
 use redblue_core::Op;
-use redblue_dist::{BorrowedDistMatrix, BorrowedDistMatrixMut, Layout};
-use redblue_gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
+use redblue_dist::{BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout};
+use redblue_gemm::{gemm_with, GemmError, GemmParams, GemmPlan, GemmShape};
 use redblue_kernels::{KernelScalar, Par};
 
 /// The integer and character arguments of `p?gemm`, as given.
@@ -164,6 +164,12 @@ pub fn pgemm<T: KernelScalar, C: Communicator>(
     let bv = BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
     let mut cv =
         BorrowedDistMatrixMut::new(comm, lc.clone(), c.write(lc.local_len(rank))?).or_serve()?;
-    gemm_with(comm, &plan, alpha, &av, &bv, beta, &mut cv, Par::Seq).or_serve()?;
-    Ok(Outcome::Served)
+    match gemm_with(comm, &plan, alpha, &av, &bv, beta, &mut cv, Par::Seq) {
+        Ok(()) => Ok(Outcome::Served),
+        // Refused before anything was written, on every rank alike.
+        Err(GemmError::Dist(DistError::OutOfMemory { .. })) => {
+            Ok(Outcome::PassOn(crate::lu::NO_MEMORY))
+        }
+        Err(e) => Err(ServeError(e.to_string())),
+    }
 }

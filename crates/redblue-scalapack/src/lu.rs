@@ -6,11 +6,15 @@ use crate::common::{agree, local_elements, op_of, submatrix, Array, OrServe, Out
 use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix,
-    DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
+    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
+    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu, LuError, LuFactors, LuParams, LuPlan};
+
+/// Why a factorisation is passed on when redblue's working copies do not fit (agreed by every
+/// rank before any data moves).
+pub(crate) const NO_MEMORY: &str = "not enough memory for redblue's working copies";
 
 /// A square operand's checks shared by the LU and Cholesky routines after `CHK1MAT`: `ia` and
 /// `ja` start blocks (`ia_pos`, `ja_pos`), and blocks are square.
@@ -133,6 +137,9 @@ fn factor_into<T: KernelScalar, C: Communicator>(
             Err(LuError::Singular { .. }) => return Ok(Err(Outcome::PassOn("a singular matrix"))),
             Err(LuError::NotFinite) => {
                 return Ok(Err(Outcome::PassOn("a matrix with NaN or infinity")))
+            }
+            Err(LuError::Dist(DistError::OutOfMemory { .. })) => {
+                return Ok(Err(Outcome::PassOn(NO_MEMORY)))
             }
             Err(e) => return Err(ServeError(e.to_string())),
         }
