@@ -108,7 +108,8 @@ impl<T: KernelScalar> TileFactors<T> {
     /// # Collective
     /// # Errors
     /// [`FactorsError::Dist`] for a geometry of more than one layer, or `factors` (or `perm`)
-    /// not of its order; communication failures.
+    /// not of its order, or tiles that cannot be allocated (`OutOfMemory` on every rank);
+    /// communication failures.
     pub fn from_factored<C, A>(
         comm: &C,
         geom: Geometry,
@@ -148,7 +149,10 @@ impl<T: KernelScalar> TileFactors<T> {
         }
         let native = geom.layer_layout()?;
         let rank = comm.rank();
-        let mut local = vec![T::zero(); native.local_len(rank)];
+        // The tiles, agreed on by every rank before any data moves (a refusal is the same
+        // `OutOfMemory` everywhere); the transform with beta = 0 writes every element.
+        let mut local =
+            crate::reserve::reserve::<T, C>(comm, &geom, native.local_len(rank), 0)?.take_copy();
         {
             let mut placed = BorrowedDistMatrixMut::new(
                 comm,

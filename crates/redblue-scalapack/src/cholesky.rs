@@ -200,7 +200,13 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
     let factor = {
         let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
             .or_serve()?;
-        CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq).or_serve()?
+        match CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq) {
+            Ok(f) => f,
+            Err(CholeskyError::Dist(DistError::OutOfMemory { .. })) => {
+                return Ok(Outcome::PassOn(NO_MEMORY))
+            }
+            Err(e) => return Err(ServeError(e.to_string())),
+        }
     };
     solve_into(comm, &factor, &lb, b)?;
     Ok(Outcome::Served)

@@ -293,17 +293,29 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     let plan = LuPlan::new(n, comm.size(), &LuParams::default()).or_serve()?;
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
-    match op_of(trans).unwrap_or(Op::NoTrans) {
-        Op::NoTrans => {
-            let factors = LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq).or_serve()?;
-            solve_into(comm, &factors, &lb, b, None)?;
-        }
-        op => {
-            let factors = transposed_factors(comm, &plan, &av, op)?;
-            solve_into(comm, &factors, &lb, b, Some(perm))?;
-        }
+    let (factors, unpermute) = match op_of(trans).unwrap_or(Op::NoTrans) {
+        Op::NoTrans => (
+            or_pass_on(LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq))?,
+            None,
+        ),
+        op => (transposed_factors(comm, &plan, &av, op)?, Some(perm)),
+    };
+    drop(av);
+    match factors {
+        Ok(factors) => solve_into(comm, &factors, &lb, b, unpermute)?,
+        Err(pass) => return Ok(pass),
     }
     Ok(Outcome::Served)
+}
+
+/// A result of building factors: a refusal of their memory (the same on every rank) passes
+/// the call on; another error ends it.
+fn or_pass_on<V>(r: Result<V, LuError>) -> Result<Result<V, Outcome>, ServeError> {
+    match r {
+        Ok(v) => Ok(Ok(v)),
+        Err(LuError::Dist(DistError::OutOfMemory { .. })) => Ok(Err(Outcome::PassOn(NO_MEMORY))),
+        Err(e) => Err(ServeError(e.to_string())),
+    }
 }
 
 /// The factors of `op(A)·Pᵀ` (no pivoting) from `A`'s `L\U` in `s` (`P·A = L·U`): with `D`
@@ -315,7 +327,7 @@ fn transposed_factors<T: KernelScalar, C: Communicator>(
     plan: &LuPlan,
     s: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
     op: Op,
-) -> Result<LuFactors<T, BlockCyclicSubmatrix>, ServeError> {
+) -> Result<Result<LuFactors<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
     let rank = comm.rank();
     let n = plan.n;
     let mut diagonal = vec![T::zero(); n];
@@ -330,7 +342,11 @@ fn transposed_factors<T: KernelScalar, C: Communicator>(
     }
     comm.all_reduce_in_place(&mut diagonal, ReduceOp::Sum)
         .or_serve()?;
-    let mut packed = OwnedDistMatrix::zeros(comm, s.layout().clone()).or_serve()?;
+    let packed = OwnedDistMatrix::zeros(comm, s.layout().clone());
+    if comm.any(packed.is_err()).or_serve()? {
+        return Ok(Err(Outcome::PassOn(NO_MEMORY)));
+    }
+    let mut packed = packed.or_serve()?;
     transform(comm, T::one(), s, op, T::zero(), &mut packed).or_serve()?;
     let layout = packed.layout().clone();
     let local = packed.local_mut();
@@ -342,7 +358,13 @@ fn transposed_factors<T: KernelScalar, C: Communicator>(
         }
     }
     let identity: Vec<usize> = (0..n).collect();
-    LuFactors::from_packed(comm, plan, &packed, &identity, Par::Seq).or_serve()
+    or_pass_on(LuFactors::from_packed(
+        comm,
+        plan,
+        &packed,
+        &identity,
+        Par::Seq,
+    ))
 }
 
 /// `p?gesv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).
