@@ -172,55 +172,10 @@ impl<T: KernelScalar> TileFactors<T> {
                 }
             }
         }
-        // Each step's diagonal block, rows in pivot order, to the layer's solving grid row.
         let pivots: Vec<Vec<usize>> = (0..geom.steps())
             .map(|t| perm[geom.panel(t)].to_vec())
             .collect();
-        let mut moves = Vec::new();
-        for (t, piv) in pivots.iter().enumerate() {
-            let y = geom.col_py(geom.panel(t).start);
-            for x in 0..geom.px {
-                let rows = geom.rows_of(piv, x);
-                if rows.is_empty() {
-                    continue;
-                }
-                for to_y in 0..geom.py {
-                    moves.push(Move {
-                        from: geom.rank(x, y, 0),
-                        to: geom.rank(geom.solver_row(t), to_y, 0),
-                        rows: rows.clone(),
-                        cols: geom.panel(t).collect(),
-                    });
-                }
-            }
-        }
-        let mut position = vec![0; n]; // of each row in its step's pivots
-        for piv in &pivots {
-            for (k, &r) in piv.iter().enumerate() {
-                position[r] = k;
-            }
-        }
-        let at = geom.coords(rank).filter(|&(_, _, z)| z == 0);
-        let mut blocks: Vec<Vec<T>> = (0..geom.steps())
-            .map(|t| match at {
-                Some((x, _, _)) if x == geom.solver_row(t) => {
-                    vec![T::zero(); geom.panel(t).len().pow(2)]
-                }
-                _ => Vec::new(),
-            })
-            .collect();
-        {
-            let tiles = match at {
-                Some((x, y, _)) => Tiles::new(&geom, x, y, std::mem::take(&mut local)),
-                None => Tiles::empty(&geom),
-            };
-            exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
-                let t = j / geom.v;
-                let w = geom.panel(t).len();
-                blocks[t][position[i] + (j - t * geom.v) * w] = v;
-            });
-            local = tiles.data;
-        }
+        let (local, blocks) = diagonal_blocks(comm, &geom, &pivots, local)?;
         let run = Run {
             local,
             pivots,
@@ -404,6 +359,64 @@ impl<T: KernelScalar> TileFactors<T> {
         transform(comm, T::one(), &native, op, T::zero(), &mut out)?;
         Ok(out)
     }
+}
+
+/// Each step's diagonal block (rows in pivot order, `pivots[t]`) of the factors in this rank's
+/// layer-0 tiles `local`, brought to the layer's solving grid row, as [`crate::run()`] leaves
+/// them; `local` given back.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+fn diagonal_blocks<T: Scalar, C: Communicator>(
+    comm: &C,
+    geom: &Geometry,
+    pivots: &[Vec<usize>],
+    local: Vec<T>,
+) -> Result<(Vec<T>, Vec<Vec<T>>), FactorsError> {
+    let mut moves = Vec::new();
+    for (t, piv) in pivots.iter().enumerate() {
+        let y = geom.col_py(geom.panel(t).start);
+        for x in 0..geom.px {
+            let rows = geom.rows_of(piv, x);
+            if rows.is_empty() {
+                continue;
+            }
+            for to_y in 0..geom.py {
+                moves.push(Move {
+                    from: geom.rank(x, y, 0),
+                    to: geom.rank(geom.solver_row(t), to_y, 0),
+                    rows: rows.clone(),
+                    cols: geom.panel(t).collect(),
+                });
+            }
+        }
+    }
+    let mut position = vec![0; geom.n]; // of each row in its step's pivots
+    for piv in pivots {
+        for (k, &r) in piv.iter().enumerate() {
+            position[r] = k;
+        }
+    }
+    let at = geom.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
+    let mut blocks: Vec<Vec<T>> = (0..geom.steps())
+        .map(|t| match at {
+            Some((x, _, _)) if x == geom.solver_row(t) => {
+                vec![T::zero(); geom.panel(t).len().pow(2)]
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    let tiles = match at {
+        Some((x, y, _)) => Tiles::new(geom, x, y, local),
+        None => Tiles::empty(geom),
+    };
+    exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
+        let t = j / geom.v;
+        let w = geom.panel(t).len();
+        blocks[t][position[i] + (j - t * geom.v) * w] = v;
+    });
+    Ok((tiles.data, blocks))
 }
 
 /// `dst = op(src)` (only `dst`'s `triangle` when given).

@@ -370,6 +370,35 @@ impl Operand {
     }
 }
 
+/// A solve's operands: `A` (`n × n` at `a`'s `ia`, `ja`) and `B` (`n × nrhs` at `b`'s), with the
+/// argument positions of `N`, `NRHS`, `DESCA` and `DESCB`.
+pub fn solve_operands(
+    n: i32,
+    nrhs: i32,
+    a: (i32, i32, Descriptor),
+    b: (i32, i32, Descriptor),
+    (n_pos, nrhs_pos, a_pos, b_pos): (i32, i32, i32, i32),
+) -> [Operand; 2] {
+    [
+        Operand {
+            m: n,
+            n,
+            ia: a.0,
+            ja: a.1,
+            desc: a.2,
+            pos: (n_pos, n_pos, a_pos),
+        },
+        Operand {
+            m: n,
+            n: nrhs,
+            ia: b.0,
+            ja: b.1,
+            desc: b.2,
+            pos: (n_pos, nrhs_pos, b_pos),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,14 +1,16 @@
 //! `p?potrf`, `p?potrs` and `p?posv` on redblue's Cholesky: only the named triangle read and
 //! written, solves from a factor found in the caller's array.
 
-use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
-use crate::common::{agree, submatrix, uplo_of, Array, OrServe, Outcome, ServeError};
+use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
+use crate::common::{
+    agree, solve_in_place, submatrix, uplo_of, Array, OrServe, Outcome, ServeError,
+};
 use crate::lu::{aligned_square, rhs_fits, NO_MEMORY};
 use redblue_cholesky::{cholesky, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan};
 use redblue_comm::Communicator;
-use redblue_core::{Op, Uplo};
+use redblue_core::Uplo;
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout,
+    BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout,
 };
 use redblue_kernels::{KernelScalar, Par};
 
@@ -31,24 +33,7 @@ pub fn potrs_operands(
     a: (i32, i32, Descriptor),
     b: (i32, i32, Descriptor),
 ) -> [Operand; 2] {
-    [
-        Operand {
-            m: n,
-            n,
-            ia: a.0,
-            ja: a.1,
-            desc: a.2,
-            pos: (2, 2, 7),
-        },
-        Operand {
-            m: n,
-            n: nrhs,
-            ia: b.0,
-            ja: b.1,
-            desc: b.2,
-            pos: (2, 3, 11),
-        },
-    ]
+    solve_operands(n, nrhs, a, b, (2, 3, 7, 11))
 }
 
 /// The values `PCHK1MAT` compares with process `(0, 0)`'s: `UPLO` (argument 1) and the
@@ -130,24 +115,6 @@ pub fn ppotrf<T: KernelScalar, C: Communicator>(
     })
 }
 
-/// Solves with `factor`, the result written to the caller's `B`.
-fn solve_into<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    factor: &CholeskyFactor<T, BlockCyclicSubmatrix>,
-    lb: &BlockCyclicSubmatrix,
-    b: &mut Array<'_, T>,
-) -> Result<(), ServeError> {
-    let rank = comm.rank();
-    let x = {
-        let bv =
-            BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
-        factor.solve(comm, &bv).or_serve()?
-    };
-    let mut out =
-        BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(lb.local_len(rank))?).or_serve()?;
-    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
-}
-
 /// The checks `p?potrs` and `p?posv` share after `CHK1MAT`; `mb_pos` numbers a block height of
 /// `B` that is not `A`'s block width.
 fn potrs_checks(
@@ -208,7 +175,7 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
             Err(e) => return Err(ServeError(e.to_string())),
         }
     };
-    solve_into(comm, &factor, &lb, b)?;
+    solve_in_place(comm, &lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;
     Ok(Outcome::Served)
 }
 
@@ -252,7 +219,7 @@ pub fn pposv<T: KernelScalar, C: Communicator>(
         Err(pass) => return Ok(pass),
     };
     if ob.n > 0 {
-        solve_into(comm, &factor, &lb, b)?;
+        solve_in_place(comm, &lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;
     }
     Ok(Outcome::Served)
 }

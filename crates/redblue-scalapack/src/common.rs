@@ -4,8 +4,11 @@
 
 use crate::args::{first, BlacsGrid, Operand, Position};
 use redblue_comm::Communicator;
-use redblue_core::Op;
-use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, Layout};
+use redblue_core::{Op, Scalar};
+use redblue_dist::{
+    transform, BlockCyclic, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut,
+    Layout, OwnedDistMatrix, RowPermuted,
+};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -235,5 +238,37 @@ pub fn uplo_of(c: u8) -> Option<redblue_core::Uplo> {
         b'L' => Some(redblue_core::Uplo::Lower),
         b'U' => Some(redblue_core::Uplo::Upper),
         _ => None,
+    }
+}
+
+/// Solves in the caller's `B` (layout `lb`): `solve` gives `X` from `B`, and `X` is written
+/// back over `B` — row `i` of `X` to row `unpermute[i]` when given.
+///
+/// # Collective
+/// # Errors
+/// What `solve` returns; a communication failure.
+pub fn solve_in_place<T: Scalar, C: Communicator>(
+    comm: &C,
+    lb: &BlockCyclicSubmatrix,
+    b: &mut Array<'_, T>,
+    unpermute: Option<Vec<usize>>,
+    solve: impl FnOnce(
+        &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
+    ) -> Result<OwnedDistMatrix<T, BlockCyclicSubmatrix>, ServeError>,
+) -> Result<(), ServeError> {
+    let rank = comm.rank();
+    let x =
+        solve(&BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?)?;
+    let local = b.write(lb.local_len(rank))?;
+    match unpermute {
+        None => {
+            let mut out = BorrowedDistMatrixMut::new(comm, lb.clone(), local).or_serve()?;
+            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+        }
+        Some(perm) => {
+            let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
+            let mut out = BorrowedDistMatrixMut::new(comm, rows, local).or_serve()?;
+            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+        }
     }
 }

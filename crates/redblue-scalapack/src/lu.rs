@@ -1,13 +1,15 @@
 //! `p?getrf`, `p?getrs` and `p?gesv` on redblue's LU: the factors left in the caller's array in
 //! LAPACK's row order with ScaLAPACK's distributed `IPIV`, and solves from factors found there.
 
-use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
-use crate::common::{agree, local_elements, op_of, submatrix, Array, OrServe, Outcome, ServeError};
+use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
+use crate::common::{
+    agree, local_elements, op_of, solve_in_place, submatrix, Array, OrServe, Outcome, ServeError,
+};
 use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
     transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
-    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
+    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu, LuError, LuFactors, LuParams, LuPlan};
@@ -196,53 +198,7 @@ pub fn getrs_operands(
     a: (i32, i32, Descriptor),
     b: (i32, i32, Descriptor),
 ) -> [Operand; 2] {
-    [
-        Operand {
-            m: n,
-            n,
-            ia: a.0,
-            ja: a.1,
-            desc: a.2,
-            pos: (2, 2, 7),
-        },
-        Operand {
-            m: n,
-            n: nrhs,
-            ia: b.0,
-            ja: b.1,
-            desc: b.2,
-            pos: (2, 3, 12),
-        },
-    ]
-}
-
-/// Solves with `factors`, the result written to the caller's `B`: row `i` of the solution to
-/// row `unpermute[i]` when given (`x = Pᵀ·y`), to row `i` otherwise.
-fn solve_into<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    factors: &LuFactors<T, BlockCyclicSubmatrix>,
-    lb: &BlockCyclicSubmatrix,
-    b: &mut Array<'_, T>,
-    unpermute: Option<Vec<usize>>,
-) -> Result<(), ServeError> {
-    let rank = comm.rank();
-    let x = {
-        let bv =
-            BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
-        factors.solve(comm, &bv).or_serve()?
-    };
-    let local = b.write(lb.local_len(rank))?;
-    match unpermute {
-        None => {
-            let mut out = BorrowedDistMatrixMut::new(comm, lb.clone(), local).or_serve()?;
-            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
-        }
-        Some(perm) => {
-            let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
-            let mut out = BorrowedDistMatrixMut::new(comm, rows, local).or_serve()?;
-            transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
-        }
-    }
+    solve_operands(n, nrhs, a, b, (2, 3, 7, 12))
 }
 
 /// `p?getrs` on `comm`, the grid's communicator, this process at `g`.
@@ -302,7 +258,9 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     };
     drop(av);
     match factors {
-        Ok(factors) => solve_into(comm, &factors, &lb, b, unpermute)?,
+        Ok(factors) => solve_in_place(comm, &lb, b, unpermute, |bv| {
+            factors.solve(comm, bv).or_serve()
+        })?,
         Err(pass) => return Ok(pass),
     }
     Ok(Outcome::Served)
@@ -374,24 +332,7 @@ pub fn gesv_operands(
     a: (i32, i32, Descriptor),
     b: (i32, i32, Descriptor),
 ) -> [Operand; 2] {
-    [
-        Operand {
-            m: n,
-            n,
-            ia: a.0,
-            ja: a.1,
-            desc: a.2,
-            pos: (1, 1, 6),
-        },
-        Operand {
-            m: n,
-            n: nrhs,
-            ia: b.0,
-            ja: b.1,
-            desc: b.2,
-            pos: (1, 2, 11),
-        },
-    ]
+    solve_operands(n, nrhs, a, b, (1, 2, 6, 11))
 }
 
 /// `p?gesv` on `comm`: `p?getrf`, then `p?getrs` with the factors just made.
@@ -434,7 +375,7 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         Err(pass) => return Ok(pass),
     };
     if ob.n > 0 {
-        solve_into(comm, &factors, &lb, b, None)?;
+        solve_in_place(comm, &lb, b, None, |bv| factors.solve(comm, bv).or_serve())?;
     }
     Ok(Outcome::Served)
 }

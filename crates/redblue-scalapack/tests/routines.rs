@@ -425,6 +425,45 @@ fn spd<T: Scalar>(i: usize, j: usize, n: usize) -> T {
     }
 }
 
+/// The factor of `cholesky_case` gathered in `got` (`size × size`): its `uplo` triangle of the
+/// `n × n` submatrix at `(off, off)` reproduces the matrix, and everything else is `value`'s.
+fn factor_ok<T: Scalar>(
+    got: &[T],
+    size: usize,
+    off: usize,
+    n: usize,
+    uplo: u8,
+    value: &impl Fn(usize, usize) -> T,
+) -> bool {
+    let mut ok = true;
+    let f = |i: usize, j: usize| got[off + i + (off + j) * size];
+    for i in 0..n {
+        for j in 0..n {
+            // A(i, j) = Σ L(i,l)·conj(L(j,l)), or Σ conj(U(l,i))·U(l,j).
+            let mut s = T::zero();
+            for l in 0..=i.min(j) {
+                s += if uplo == b'L' {
+                    f(i, l) * f(j, l).conj()
+                } else {
+                    f(l, i).conj() * f(l, j)
+                };
+            }
+            ok &= close(s, spd::<T>(off + i, off + j, size), 10.0 * n as f64);
+        }
+    }
+    for j in 0..size {
+        for i in 0..size {
+            let inside = (off..off + n).contains(&i) && (off..off + n).contains(&j);
+            let written = inside && if uplo == b'L' { i >= j } else { i <= j };
+            let before = value(i, j);
+            let same = got[i + j * size] == before
+                || (!before.is_finite() && !got[i + j * size].is_finite());
+            ok &= written || same;
+        }
+    }
+    ok
+}
+
 fn cholesky_case<T: KernelScalar>(nprow: usize, npcol: usize, n: usize, nb: usize, uplo: u8) {
     let off = 2 * nb;
     let size = n + off + 2;
@@ -463,32 +502,7 @@ fn cholesky_case<T: KernelScalar>(nprow: usize, npcol: usize, n: usize, nb: usiz
             Outcome::Served
         );
         let (got, padding_kept) = a.gather(&comm, &g, &la);
-        let mut ok = padding_kept;
-        let f = |i: usize, j: usize| got[off + i + (off + j) * size];
-        for i in 0..n {
-            for j in 0..n {
-                // (Lᴴ-side or U-side) reconstruction of A(i, j) = Σ L(i,l)·conj(L(j,l)).
-                let mut s = T::zero();
-                for l in 0..=i.min(j) {
-                    s += if uplo == b'L' {
-                        f(i, l) * f(j, l).conj()
-                    } else {
-                        f(l, i).conj() * f(l, j)
-                    };
-                }
-                ok &= close(s, spd::<T>(off + i, off + j, size), 10.0 * n as f64);
-            }
-        }
-        for j in 0..size {
-            for i in 0..size {
-                let inside = (off..off + n).contains(&i) && (off..off + n).contains(&j);
-                let written = inside && if uplo == b'L' { i >= j } else { i <= j };
-                let before = value(i, j);
-                let same = got[i + j * size] == before
-                    || (!before.is_finite() && !got[i + j * size].is_finite());
-                ok &= written || same;
-            }
-        }
+        let ok = padding_kept && factor_ok(&got, size, off, n, uplo, &value);
         let mut lb = b.local(&g, |i, j| entry::<T>(i, j, 9));
         let ops = potrs_operands(
             n as i32,
