@@ -1,0 +1,449 @@
+//! [`DiskMatrix`]: a matrix in a file ([`crate::format`]), read and written a rectangle at a
+//! time, every element counted.
+
+use crate::format::{checksum, scalar_code, scalar_name, Header, HeaderProblem, HEADER_BYTES};
+use crate::OocError;
+use redblue_core::Scalar;
+use std::fs::{File, OpenOptions};
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Elements a [`DiskMatrix`] has moved since it was opened (or [`DiskMatrix::reset_io`]): the
+/// algorithm's reads and writes, and apart from them the reads its checksums took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounts {
+    /// Elements read by [`DiskMatrix::read`].
+    pub read_elems: u64,
+    /// Elements written by [`DiskMatrix::write`].
+    pub write_elems: u64,
+    /// Elements read to compute or check panel checksums ([`DiskMatrix::sync`],
+    /// [`DiskMatrix::verify`]).
+    pub checksum_read_elems: u64,
+}
+
+/// A `rows × cols` matrix of `T` in a file, panels of `panel` columns.
+///
+/// Reads and writes take any rectangle; a write marks the panels it touches, whose checksums
+/// [`DiskMatrix::sync`] recomputes before making the file durable. [`DiskMatrix::open`] checks
+/// the header (magic, version, scalar type, length); [`DiskMatrix::verify`] every panel.
+#[derive(Debug)]
+pub struct DiskMatrix<T> {
+    file: File,
+    path: PathBuf,
+    header: Header,
+    /// Panels written since their checksum was last computed.
+    stale: Vec<bool>,
+    io: IoCounts,
+    _t: PhantomData<T>,
+}
+
+/// `s` as bytes (the four scalar types are plain data without padding).
+pub(crate) fn bytes<T: Scalar>(s: &[T]) -> &[u8] {
+    // SAFETY: `T` is f32, f64 or a complex of them (`Scalar` is sealed): every bit pattern is a
+    // value, there is no padding, and u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+/// `s` as writable bytes.
+pub(crate) fn bytes_mut<T: Scalar>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as in `bytes`; any bytes written form valid values of `T`.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+impl<T: Scalar> DiskMatrix<T> {
+    /// A new file at `path` (replacing any) of a `rows × cols` matrix of zeros in panels of
+    /// `panel` columns.
+    ///
+    /// # Errors
+    /// [`OocError::Invalid`] for a zero panel width or a size that overflows; [`OocError::Io`]
+    /// naming the file.
+    pub fn create(
+        path: impl AsRef<Path>,
+        rows: usize,
+        cols: usize,
+        panel: usize,
+    ) -> Result<Self, OocError> {
+        let path = path.as_ref().to_path_buf();
+        if panel == 0 {
+            return Err(OocError::Invalid(format!(
+                "{}: a panel width of 0",
+                path.display()
+            )));
+        }
+        let header = Header {
+            scalar: scalar_code::<T>(),
+            rows: rows as u64,
+            cols: cols as u64,
+            panel: panel as u64,
+        };
+        let len = header
+            .file_len(std::mem::size_of::<T>() as u64)
+            .ok_or_else(|| {
+                OocError::Invalid(format!("{}: {rows} x {cols} is too large", path.display()))
+            })?;
+        let io = |what: &'static str| {
+            let path = path.clone();
+            move |source| OocError::Io { path, what, source }
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(io("creating"))?;
+        file.set_len(len).map_err(io("sizing"))?;
+        file.write_all_at(&header.encode(), 0)
+            .map_err(io("writing the header of"))?;
+        let panels = header.panels() as usize;
+        let mut m = DiskMatrix {
+            file,
+            path,
+            header,
+            stale: vec![true; panels],
+            io: IoCounts::default(),
+            _t: PhantomData,
+        };
+        m.sync()?;
+        Ok(m)
+    }
+
+    /// A new file holding `f(i, j)`, written a panel at a time (the writes are not counted:
+    /// the counters start at zero).
+    ///
+    /// # Errors
+    /// As [`DiskMatrix::create`].
+    pub fn create_from_fn(
+        path: impl AsRef<Path>,
+        rows: usize,
+        cols: usize,
+        panel: usize,
+        f: impl Fn(usize, usize) -> T,
+    ) -> Result<Self, OocError> {
+        let mut m = Self::create(path, rows, cols, panel)?;
+        for p in 0..m.panels() {
+            let c = m.panel_cols(p);
+            let data: Vec<T> = c
+                .clone()
+                .flat_map(|j| (0..rows).map(move |i| (i, j)))
+                .map(|(i, j)| f(i, j))
+                .collect();
+            m.write(0..rows, c, &data)?;
+        }
+        m.sync()?;
+        m.reset_io();
+        Ok(m)
+    }
+
+    /// A new matrix file at `path` from the raw file `raw`: `rows × cols` elements of `T`,
+    /// column-major, little-endian, nothing else; copied a panel at a time.
+    ///
+    /// # Errors
+    /// [`OocError::Format`] naming `raw` if its length is not `rows · cols` elements; as
+    /// [`DiskMatrix::create`].
+    pub fn from_raw(
+        raw: impl AsRef<Path>,
+        path: impl AsRef<Path>,
+        rows: usize,
+        cols: usize,
+        panel: usize,
+    ) -> Result<Self, OocError> {
+        let raw = raw.as_ref();
+        let io = |what: &'static str| {
+            let path = raw.to_path_buf();
+            move |source| OocError::Io { path, what, source }
+        };
+        let file = File::open(raw).map_err(io("opening"))?;
+        let len = file.metadata().map_err(io("reading the length of"))?.len();
+        let size = std::mem::size_of::<T>() as u64;
+        let want = (rows as u64)
+            .saturating_mul(cols as u64)
+            .saturating_mul(size);
+        if len != want {
+            return Err(OocError::Format {
+                path: raw.to_path_buf(),
+                why: format!("{len} bytes; a {rows} x {cols} matrix of this type is {want}"),
+            });
+        }
+        let mut m = Self::create(path, rows, cols, panel)?;
+        for p in 0..m.panels() {
+            let c = m.panel_cols(p);
+            let mut data = vec![T::zero(); rows * c.len()];
+            file.read_exact_at(bytes_mut(&mut data), (c.start * rows) as u64 * size)
+                .map_err(io("reading"))?;
+            m.write(0..rows, c, &data)?;
+        }
+        m.sync()?;
+        m.reset_io();
+        Ok(m)
+    }
+
+    /// Opens an existing file, checking its header: the magic, the format version, the scalar
+    /// type (`T`'s), and that the file is as long as its shape says.
+    ///
+    /// # Errors
+    /// [`OocError::Format`] naming the file and what is wrong; [`OocError::Io`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OocError> {
+        let path = path.as_ref().to_path_buf();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|source| OocError::Io {
+                path: path.clone(),
+                what: "opening",
+                source,
+            })?;
+        let bad = |why: String| OocError::Format {
+            path: path.clone(),
+            why,
+        };
+        let len = file
+            .metadata()
+            .map_err(|source| OocError::Io {
+                path: path.clone(),
+                what: "reading the length of",
+                source,
+            })?
+            .len();
+        let mut b = [0u8; HEADER_BYTES];
+        if len < HEADER_BYTES as u64 {
+            return Err(bad(format!("{len} bytes: shorter than a header")));
+        }
+        file.read_exact_at(&mut b, 0)
+            .map_err(|source| OocError::Io {
+                path: path.clone(),
+                what: "reading the header of",
+                source,
+            })?;
+        let header = Header::decode(&b).map_err(|p| {
+            bad(match p {
+                HeaderProblem::Magic => "not a redblue matrix file (bad magic)".into(),
+                HeaderProblem::Version(v) => {
+                    format!("format version {v}; this build reads version 1")
+                }
+                HeaderProblem::Checksum => "the header is corrupted (checksum)".into(),
+                HeaderProblem::Fields => {
+                    "the header names an unknown scalar type or a zero panel width".into()
+                }
+            })
+        })?;
+        if header.scalar != scalar_code::<T>() {
+            return Err(bad(format!(
+                "holds {}, opened as {}",
+                scalar_name(header.scalar),
+                scalar_name(scalar_code::<T>())
+            )));
+        }
+        let want = header
+            .file_len(std::mem::size_of::<T>() as u64)
+            .unwrap_or(u64::MAX);
+        if len < want {
+            return Err(bad(format!("truncated: {len} bytes of {want}")));
+        }
+        let panels = header.panels() as usize;
+        Ok(DiskMatrix {
+            file,
+            path,
+            header,
+            stale: vec![false; panels],
+            io: IoCounts::default(),
+            _t: PhantomData,
+        })
+    }
+
+    /// `(rows, cols)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.header.rows as usize, self.header.cols as usize)
+    }
+
+    /// The panel width.
+    pub fn panel(&self) -> usize {
+        self.header.panel as usize
+    }
+
+    /// The number of panels.
+    pub fn panels(&self) -> usize {
+        self.header.panels() as usize
+    }
+
+    /// The columns of panel `p`.
+    pub fn panel_cols(&self, p: usize) -> Range<usize> {
+        let w = self.panel();
+        p * w..((p + 1) * w).min(self.shape().1)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The elements moved so far.
+    pub fn io(&self) -> IoCounts {
+        self.io
+    }
+
+    /// Sets the counters to zero.
+    pub fn reset_io(&mut self) {
+        self.io = IoCounts::default();
+    }
+
+    fn check_rect(
+        &self,
+        rows: &Range<usize>,
+        cols: &Range<usize>,
+        len: usize,
+    ) -> Result<(), OocError> {
+        let (m, n) = self.shape();
+        if rows.start > rows.end
+            || rows.end > m
+            || cols.start > cols.end
+            || cols.end > n
+            || len != rows.len() * cols.len()
+        {
+            return Err(OocError::Invalid(format!(
+                "{}: rows {rows:?} x columns {cols:?} ({len} elements) of a {m} x {n} matrix",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn offset(&self, i: usize, j: usize) -> u64 {
+        self.header.data_offset()
+            + (i as u64 + j as u64 * self.header.rows) * std::mem::size_of::<T>() as u64
+    }
+
+    /// Reads rows `rows` × columns `cols` into `out` (column-major, `rows.len()` per column).
+    ///
+    /// # Errors
+    /// [`OocError::Invalid`] for a rectangle outside the matrix or an `out` of another length;
+    /// [`OocError::Io`] naming the file and the panel.
+    pub fn read(
+        &mut self,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [T],
+    ) -> Result<(), OocError> {
+        self.check_rect(&rows, &cols, out.len())?;
+        let h = rows.len();
+        for (jj, j) in cols.clone().enumerate() {
+            let at = self.offset(rows.start, j);
+            self.file
+                .read_exact_at(bytes_mut(&mut out[jj * h..(jj + 1) * h]), at)
+                .map_err(|source| self.panel_error("reading", j, source))?;
+        }
+        self.io.read_elems += out.len() as u64;
+        Ok(())
+    }
+
+    /// Writes `data` (column-major, `rows.len()` per column) over rows `rows` × columns
+    /// `cols`; the panels touched are checksummed again at the next [`DiskMatrix::sync`].
+    ///
+    /// # Errors
+    /// As [`DiskMatrix::read`].
+    pub fn write(
+        &mut self,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        data: &[T],
+    ) -> Result<(), OocError> {
+        self.check_rect(&rows, &cols, data.len())?;
+        let h = rows.len();
+        for (jj, j) in cols.clone().enumerate() {
+            let at = self.offset(rows.start, j);
+            self.file
+                .write_all_at(bytes(&data[jj * h..(jj + 1) * h]), at)
+                .map_err(|source| self.panel_error("writing", j, source))?;
+            let p = j / self.panel();
+            self.stale[p] = true;
+        }
+        self.io.write_elems += data.len() as u64;
+        Ok(())
+    }
+
+    fn panel_error(&self, what: &'static str, col: usize, source: std::io::Error) -> OocError {
+        OocError::Panel {
+            path: self.path.clone(),
+            panel: col / self.panel(),
+            what,
+            source: Some(source),
+        }
+    }
+
+    /// Panel `p`'s checksum, from the file's bytes.
+    fn panel_checksum(&mut self, p: usize) -> Result<u64, OocError> {
+        let c = self.panel_cols(p);
+        let len = c.len() * self.shape().0;
+        let mut buf = vec![0u8; len * std::mem::size_of::<T>()];
+        let at = self.offset(0, c.start);
+        self.file
+            .read_exact_at(&mut buf, at)
+            .map_err(|source| self.panel_error("checksumming", c.start, source))?;
+        self.io.checksum_read_elems += len as u64;
+        Ok(checksum(&buf))
+    }
+
+    /// Recomputes the checksums of the panels written since the last sync and makes the file
+    /// durable: the data, then the checksum table, each `fsync`ed.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file (a full disk, a failed `fsync`).
+    pub fn sync(&mut self) -> Result<(), OocError> {
+        let mut table = Vec::new();
+        for p in 0..self.panels() {
+            if self.stale[p] {
+                let sum = self.panel_checksum(p)?;
+                table.push((p, sum));
+            }
+        }
+        let io = |what: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| OocError::Io { path, what, source }
+        };
+        self.file
+            .sync_data()
+            .map_err(io("syncing the data of", &self.path))?;
+        for (p, sum) in table {
+            self.file
+                .write_all_at(&sum.to_le_bytes(), (HEADER_BYTES + 8 * p) as u64)
+                .map_err(io("writing the checksums of", &self.path))?;
+            self.stale[p] = false;
+        }
+        self.file
+            .sync_data()
+            .map_err(io("syncing the checksums of", &self.path))
+    }
+
+    /// Checks every panel against its checksum (panels written since the last
+    /// [`DiskMatrix::sync`] have none yet and are skipped).
+    ///
+    /// # Errors
+    /// [`OocError::Panel`] naming the file and the first panel whose bytes do not match.
+    pub fn verify(&mut self) -> Result<(), OocError> {
+        for p in 0..self.panels() {
+            if self.stale[p] {
+                continue;
+            }
+            let mut stored = [0u8; 8];
+            self.file
+                .read_exact_at(&mut stored, (HEADER_BYTES + 8 * p) as u64)
+                .map_err(|source| OocError::Io {
+                    path: self.path.clone(),
+                    what: "reading the checksums of",
+                    source,
+                })?;
+            if self.panel_checksum(p)? != u64::from_le_bytes(stored) {
+                return Err(OocError::Panel {
+                    path: self.path.clone(),
+                    panel: p,
+                    what: "checking (checksum mismatch: the panel is corrupted)",
+                    source: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,18 @@
+//! Out-of-core dense linear algebra (seed 003, Dongarra, Hammarling and Walker): matrices in
+//! files larger than memory, read and written a rectangle at a time, every element counted so
+//! that an algorithm's I/O can be held equal to its model.
+//!
+//! This first part is the disk layer: the file format ([`format`](mod@format): a header with magic,
+//! version, shape, scalar type and panel width, and a checksum per panel), [`DiskMatrix`]
+//! (create from a function, a raw column-major file or a NumPy `.npy` file; rectangles in and
+//! out; checksums made durable by [`DiskMatrix::sync`] and checked by [`DiskMatrix::verify`];
+//! [`IoCounts`]) and errors that name the file and the panel ([`OocError`]). Positional file
+//! I/O: Unix only.
+
+mod disk;
+mod error;
+pub mod format;
+pub mod npy;
+
+pub use disk::{DiskMatrix, IoCounts};
+pub use error::OocError;
