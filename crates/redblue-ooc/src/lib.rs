@@ -6,13 +6,17 @@
 //! version, shape, scalar type and panel width, and a checksum per panel), [`DiskMatrix`]
 //! (create from a function, a raw column-major file or a NumPy `.npy` file; rectangles in and
 //! out; checksums made durable by [`DiskMatrix::sync`] and checked by [`DiskMatrix::verify`];
-//! [`IoCounts`]) and errors that name the file and the panel ([`OocError`]). Positional file
-//! I/O: Unix only.
+//! [`IoCounts`]) and errors that name the file and the panel ([`OocError`]); and the first
+//! algorithm on it, the sequential left-looking LU with the disk copy kept pivoted
+//! ([`lu_left_pivoted`]), whose reads and writes equal its exact model ([`left_pivoted_io`]).
+//! Positional file I/O: Unix only.
 
 mod disk;
 mod error;
 pub mod format;
+pub mod lu;
 pub mod npy;
 
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
+pub use lu::{left_pivoted_io, lu_left_pivoted, OocLu};
