@@ -19,4 +19,4 @@ pub mod npy;
 
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
-pub use lu::{left_pivoted_io, lu_left_pivoted, OocLu};
+pub use lu::{left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, OocLu};

@@ -55,6 +55,57 @@ pub fn left_pivoted_io(m: u64, w: u64) -> (u64, u64) {
     (reads, writes)
 }
 
+/// The active panel `act` (`m × wk`, column-major) updated with a panel to its left whose rows
+/// `ri..m` are `tmp` (`h = m − ri` rows, `wi` columns): `C₀ ← T₀⁻¹·C₀` (rows `ri..ri+wi`), then
+/// `[C₁; E] −= [T₁; D]·C₀` in one product (`C₀` copied out: it and its target interleave in the
+/// panel's columns).
+#[allow(clippy::too_many_arguments)]
+fn update_from<T: KernelScalar>(
+    act: &mut [T],
+    m: usize,
+    wk: usize,
+    tmp: &[T],
+    h: usize,
+    ri: usize,
+    wi: usize,
+    par: Par,
+) -> Result<(), OocError> {
+    let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
+    let t0 = MatRef::from_slice(tmp, wi, wi, h).map_err(kernel)?;
+    let c0 = rows_mut(act, m, wk, ri..ri + wi)?;
+    trsm(
+        Side::Left,
+        Uplo::Lower,
+        Op::NoTrans,
+        Diag::Unit,
+        T::one(),
+        t0,
+        c0,
+        par,
+    )
+    .map_err(kernel)?;
+    if h > wi {
+        let c0: Vec<T> = (0..wk)
+            .flat_map(|j| act[j * m + ri..j * m + ri + wi].to_vec())
+            .collect();
+        let c0 = MatRef::from_slice(&c0, wi, wk, wi).map_err(kernel)?;
+        let below = MatRef::from_slice(&tmp[wi..], h - wi, wi, h).map_err(kernel)?;
+        let dst = rows_mut(act, m, wk, ri + wi..m)?;
+        gemm(
+            T::zero() - T::one(),
+            below,
+            Op::NoTrans,
+            c0,
+            Op::NoTrans,
+            T::one(),
+            dst,
+            par,
+        )
+        .map_err(kernel)?;
+    }
+    Ok(())
+}
+
 /// Rows `rows` of a column-major buffer of `ld` rows and `cols` columns, as a writable view.
 fn rows_mut<T: KernelScalar>(
     buf: &mut [T],
@@ -118,40 +169,7 @@ pub fn lu_left_pivoted<T: KernelScalar>(
                     .collect();
                 a.write(from..m, ci.clone(), &back)?;
             }
-            // C₀ ← T₀⁻¹·C₀, then [C₁; E] −= [T₁; D]·C₀ (C₀ copied out: it and its target
-            // interleave in the panel's columns).
-            let t0 = MatRef::from_slice(tmp, wi, wi, h).map_err(kernel)?;
-            let c0 = rows_mut(act, m, wk, ri..ri + wi)?;
-            trsm(
-                Side::Left,
-                Uplo::Lower,
-                Op::NoTrans,
-                Diag::Unit,
-                T::one(),
-                t0,
-                c0,
-                par,
-            )
-            .map_err(kernel)?;
-            if h > wi {
-                let c0: Vec<T> = (0..wk)
-                    .flat_map(|j| act[j * m + ri..j * m + ri + wi].to_vec())
-                    .collect();
-                let c0 = MatRef::from_slice(&c0, wi, wk, wi).map_err(kernel)?;
-                let below = MatRef::from_slice(&tmp[wi..], h - wi, wi, h).map_err(kernel)?;
-                let dst = rows_mut(act, m, wk, ri + wi..m)?;
-                gemm(
-                    T::zero() - T::one(),
-                    below,
-                    Op::NoTrans,
-                    c0,
-                    Op::NoTrans,
-                    T::one(),
-                    dst,
-                    par,
-                )
-                .map_err(kernel)?;
-            }
+            update_from(act, m, wk, tmp, h, ri, wi, par)?;
         }
         let e = rows_mut(act, m, wk, r..m)?;
         let info = getrf(e, par).map_err(kernel)?;
@@ -173,6 +191,90 @@ pub fn lu_left_pivoted<T: KernelScalar>(
             laswp(rows_mut(tmp, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
             a.write(from..m, ci, tmp)?;
         }
+    }
+    let end = a.io();
+    Ok(OocLu {
+        ipiv,
+        first_zero_pivot,
+        io: IoCounts {
+            read_elems: end.read_elems - start.read_elems,
+            write_elems: end.write_elems - start.write_elems,
+            checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
+        },
+    })
+}
+
+/// Elements read and written by [`lu_left_unpivoted`] on an `m × m` matrix in panels of `w`
+/// columns: every step reads its panel and every panel to its left whole and writes its panel;
+/// the final pass reads and writes the whole matrix once.
+pub fn left_unpivoted_io(m: u64, w: u64) -> (u64, u64) {
+    let k_steps = m.div_ceil(w.max(1));
+    let width = |i: u64| w.min(m - i * w);
+    let mut reads = 0;
+    for k in 0..k_steps {
+        reads += (0..=k).map(|i| m * width(i)).sum::<u64>();
+    }
+    (reads + m * m, 2 * m * m)
+}
+
+/// [`lu_left_pivoted`]'s factorisation with the disk copy kept unpivoted (seed 003, digest
+/// §4.3(a), Fig. 4): every panel on disk stays in `A`'s row order; each read applies the
+/// interchanges found so far, each factored panel is put back in `A`'s order before it is
+/// written, and a final pass writes the matrix pivoted — `L\U` in the rows of `P·A`, as LAPACK
+/// leaves it. Its counts are [`left_unpivoted_io`]: seed 003's `M²·(K+1)/2` reads and `2M²`
+/// writes for `M = K·w`, plus the final pass's `M²` reads, which the seed leaves out.
+///
+/// # Errors
+/// As [`lu_left_pivoted`].
+pub fn lu_left_unpivoted<T: KernelScalar>(
+    a: &mut DiskMatrix<T>,
+    par: Par,
+) -> Result<OocLu, OocError> {
+    let (m, n) = a.shape();
+    if m != n {
+        return Err(OocError::Invalid(format!(
+            "{}: LU of a {m} x {n} matrix: not square",
+            a.path().display()
+        )));
+    }
+    let (w, steps, start) = (a.panel(), a.panels(), a.io());
+    let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
+    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
+    let mut first_zero_pivot = None;
+    let mut active = vec![T::zero(); m * w];
+    let mut temp = vec![T::zero(); m * w];
+    for k in 0..steps {
+        let c = a.panel_cols(k);
+        let (r, wk) = (c.start, c.len());
+        let act = &mut active[..m * wk];
+        a.read(0..m, c.clone(), act)?;
+        laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
+        for i in 0..k {
+            let ci = a.panel_cols(i);
+            let (ri, wi) = (ci.start, ci.len());
+            let full = &mut temp[..m * wi];
+            a.read(0..m, ci, full)?;
+            laswp(rows_mut(full, m, wi, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
+            // Rows ri.. of the panel, as the update wants them.
+            let tmp: Vec<T> = (0..wi)
+                .flat_map(|j| full[j * m + ri..(j + 1) * m].to_vec())
+                .collect();
+            update_from(act, m, wk, &tmp, m - ri, ri, wi, par)?;
+        }
+        let info = getrf(rows_mut(act, m, wk, r..m)?, par).map_err(kernel)?;
+        if first_zero_pivot.is_none() {
+            first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
+        }
+        ipiv.extend(info.pivots.ipiv().iter().map(|&p| r + p));
+        laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Backward).map_err(kernel)?;
+        a.write(0..m, c, act)?;
+    }
+    for p in 0..steps {
+        let c = a.panel_cols(p);
+        let full = &mut temp[..m * c.len()];
+        a.read(0..m, c.clone(), full)?;
+        laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
+        a.write(0..m, c, full)?;
     }
     let end = a.io();
     Ok(OocLu {

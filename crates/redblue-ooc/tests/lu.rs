@@ -4,7 +4,10 @@
 
 use redblue_core::{c64, random, RealScalar, Scalar};
 use redblue_kernels::Par;
-use redblue_ooc::{left_pivoted_io, lu_left_pivoted, DiskMatrix};
+use redblue_ooc::{
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, DiskMatrix, OocError,
+    OocLu,
+};
 use std::path::PathBuf;
 
 fn dir(name: &str) -> PathBuf {
@@ -18,17 +21,32 @@ fn value<T: Scalar>(i: usize, j: usize) -> T {
     T::from_f64_parts(random::uniform(i, j, 11), random::uniform(i, j, 12))
 }
 
+/// A variant: its call, its model, its name.
+type Variant<T> = (
+    fn(&mut DiskMatrix<T>, Par) -> Result<OocLu, OocError>,
+    fn(u64, u64) -> (u64, u64),
+    &'static str,
+);
+
+fn variants<T: redblue_kernels::KernelScalar>() -> [Variant<T>; 2] {
+    [
+        (lu_left_pivoted::<T>, left_pivoted_io, "left-pivoted"),
+        (lu_left_unpivoted::<T>, left_unpivoted_io, "left-unpivoted"),
+    ]
+}
+
 /// Factors an `m × m` matrix in panels of `w` and checks the factors, the counts, and that
 /// every checksum still holds after a sync.
-fn factor_and_check<T: redblue_kernels::KernelScalar>(m: usize, w: usize) {
-    let d = dir(&format!("{m}-{w}-{}", std::mem::size_of::<T>()));
+fn factor_and_check<T: redblue_kernels::KernelScalar>(m: usize, w: usize, variant: Variant<T>) {
+    let (factor, model, name) = variant;
+    let d = dir(&format!("{name}-{m}-{w}-{}", std::mem::size_of::<T>()));
     let mut a = DiskMatrix::<T>::create_from_fn(d.join("a.rbm"), m, m, w, value::<T>).unwrap();
-    let info = lu_left_pivoted(&mut a, Par::Seq).unwrap();
+    let info = factor(&mut a, Par::Seq).unwrap();
     assert_eq!(info.first_zero_pivot, None);
     assert_eq!(
         (info.io.read_elems, info.io.write_elems),
-        left_pivoted_io(m as u64, w as u64),
-        "m = {m}, w = {w}"
+        model(m as u64, w as u64),
+        "{name}: m = {m}, w = {w}"
     );
     a.sync().unwrap();
     a.verify().unwrap();
@@ -59,15 +77,19 @@ fn factor_and_check<T: redblue_kernels::KernelScalar>(m: usize, w: usize) {
 
 #[test]
 fn the_factors_on_disk_are_lapacks_and_the_counts_the_model() {
-    for (m, w) in [(1, 3), (3, 5), (8, 8), (37, 5), (40, 8), (33, 4), (20, 1)] {
-        factor_and_check::<f64>(m, w);
+    for variant in variants::<f64>() {
+        for (m, w) in [(1, 3), (3, 5), (8, 8), (37, 5), (40, 8), (33, 4), (20, 1)] {
+            factor_and_check::<f64>(m, w, variant);
+        }
     }
-    factor_and_check::<c64>(29, 6);
-    factor_and_check::<f32>(24, 5);
+    for (c, f) in variants::<c64>().into_iter().zip(variants::<f32>()) {
+        factor_and_check::<c64>(29, 6, c);
+        factor_and_check::<f32>(24, 5, f);
+    }
 }
 
 #[test]
-fn the_model_is_seed_003s_formulas_plus_the_last_steps_interchanges() {
+fn the_models_are_seed_003s_formulas_plus_the_final_interchanges_it_leaves_out() {
     for (m, w) in [
         (40u64, 8u64),
         (100, 10),
@@ -86,10 +108,19 @@ fn the_model_is_seed_003s_formulas_plus_the_last_steps_interchanges() {
             "m = {m}, w = {w}"
         );
     }
+    for (m, w) in [(40u64, 8u64), (10_000, 50)] {
+        let k = m / w;
+        assert_eq!(
+            left_unpivoted_io(m, w),
+            (m * m * (k + 1) / 2 + m * m, 2 * m * m)
+        );
+    }
     // Seed 003's worked numbers (digest T11): M = 10,000 and w = 50.
     let (reads, writes) = left_pivoted_io(10_000, 50);
     assert_eq!(writes, 3_433_250_000);
     assert_eq!(reads, 6_766_500_000 + 199 * 50 * 50);
+    let (reads, writes) = left_unpivoted_io(10_000, 50);
+    assert_eq!((reads, writes), (10_050_000_000 + 100_000_000, 200_000_000));
 }
 
 #[test]
@@ -106,6 +137,20 @@ fn a_zero_pivot_is_reported_and_the_factorisation_goes_on() {
     .unwrap();
     let info = lu_left_pivoted(&mut a, Par::Seq).unwrap();
     assert_eq!(info.first_zero_pivot, Some(6));
+    let mut b = DiskMatrix::<f64>::create_from_fn(d.join("b.rbm"), m, m, 5, |i, j| {
+        if j == 6 {
+            0.0
+        } else {
+            value::<f64>(i, j)
+        }
+    })
+    .unwrap();
+    assert_eq!(
+        lu_left_unpivoted(&mut b, Par::Seq)
+            .unwrap()
+            .first_zero_pivot,
+        Some(6)
+    );
     assert_eq!(info.ipiv.len(), m);
     let e = lu_left_pivoted(
         &mut DiskMatrix::<f64>::create(d.join("r.rbm"), 4, 5, 2).unwrap(),
