@@ -4,7 +4,7 @@
 //! `mpi`), and all report the time, the flop rate and the words moved against the cost model
 //! and the lower bound; `redblue plan gemm|lu|cholesky …` prints the plan without running
 //! anything; `redblue io-sim cholesky …` runs seed 002's sequential algorithms on the simulated
-//! two-level memory.
+//! two-level memory; `redblue ooc-lu …` factors a matrix held in a file (seed 003).
 //!
 //! ```text
 //! redblue gemm --m 2000 --n 2000 --k 2000 --ranks 4 --check
@@ -16,6 +16,7 @@
 //! redblue cholesky --n 4096 --ranks 2 --check
 //! redblue plan cholesky --n 16384 --ranks 512
 //! redblue io-sim cholesky --n 512 --memory 768 --algorithm square --layout morton
+//! redblue ooc-lu --n 4096 --memory 16000000 --check
 //! ```
 
 mod cholesky;
@@ -23,6 +24,7 @@ mod gemm;
 mod io_sim;
 mod lu;
 mod memory;
+mod ooc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use redblue::comm::{run_ranks, Communicator};
@@ -47,6 +49,8 @@ enum Command {
     Lu(lu::LuArgs),
     /// Run a distributed Cholesky factorisation A = L·Lᴴ (and a solve) and report it.
     Cholesky(cholesky::CholeskyArgs),
+    /// Factor a matrix held in a file, two panels in memory (seed 003's out-of-core LU).
+    OocLu(ooc::OocLuArgs),
     /// Run a sequential algorithm on the simulated two-level memory and count what it moves.
     IoSim {
         #[command(subcommand)]
@@ -235,6 +239,7 @@ fn main() -> ExitCode {
         Command::Gemm(args) => launch(args),
         Command::Lu(args) => launch(args),
         Command::Cholesky(args) => launch(args),
+        Command::OocLu(args) => ooc::run(args),
         Command::IoSim {
             what: IoSimWhat::Cholesky(args),
         } => io_sim::run(args),

@@ -591,3 +591,77 @@ fn bad_cholesky_requests_exit_with_status_two_and_say_why() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_both_variants() {
+    for (variant, ty) in [("left-pivoted", "f64"), ("left-unpivoted", "c32")] {
+        let out = redblue(&[
+            "ooc-lu",
+            "--n",
+            "150",
+            "--panel",
+            "16",
+            "--variant",
+            variant,
+            "--type",
+            ty,
+            "--check",
+            "--json",
+        ]);
+        let v = json_line(&out);
+        assert_eq!(v["io_read_elems"], v["model_read_elems"], "{v}");
+        assert_eq!(v["io_write_elems"], v["model_write_elems"], "{v}");
+        assert!(v["solve_residual"].as_f64().unwrap() < 1.0, "{v}");
+        for field in ["time_s", "gflops", "io_read_s", "io_write_s"] {
+            assert!(v[field].as_f64().is_some(), "{field} in {v}");
+        }
+    }
+    // A memory budget holding the matrix twice over: in core, one panel, each element read
+    // and written once.
+    let v = json_line(&redblue(&[
+        "ooc-lu", "--n", "64", "--memory", "1000000", "--json",
+    ]));
+    assert_eq!(
+        (v["panel"].as_u64(), v["io_read_elems"].as_u64()),
+        (Some(64), Some(64 * 64))
+    );
+}
+
+#[test]
+fn ooc_lu_reads_a_npy_file_keeps_its_files_and_leaves_the_input_alone() {
+    use redblue::ooc::DiskMatrix;
+    let dir = std::env::temp_dir().join(format!("redblue-cli-ooc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut m = DiskMatrix::<f64>::create_from_fn(dir.join("m.rbm"), 40, 40, 8, |i, j| {
+        if i == j {
+            40.0
+        } else {
+            ((i * 7 + j * 3) % 11) as f64 / 11.0
+        }
+    })
+    .unwrap();
+    m.to_npy(dir.join("m.npy")).unwrap();
+    let before = std::fs::read(dir.join("m.npy")).unwrap();
+    let out = redblue(&[
+        "ooc-lu",
+        "--input",
+        dir.join("m.npy").to_str().unwrap(),
+        "--panel",
+        "6",
+        "--dir",
+        dir.join("run").to_str().unwrap(),
+        "--check",
+        "--json",
+    ]);
+    let v = json_line(&out);
+    assert_eq!(v["n"], 40);
+    assert!(v["solve_residual"].as_f64().unwrap() < 1.0);
+    assert_eq!(std::fs::read(dir.join("m.npy")).unwrap(), before);
+    assert!(dir.join("run/lu.rbm").exists() && dir.join("run/a.rbm").exists());
+    // A file that is not .npy: a clear error, status 2.
+    std::fs::write(dir.join("bad.npy"), b"nonsense").unwrap();
+    let out = redblue(&["ooc-lu", "--input", dir.join("bad.npy").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.npy"));
+}

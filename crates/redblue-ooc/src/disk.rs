@@ -36,6 +36,8 @@ pub struct DiskMatrix<T> {
     /// Panels written since their checksum was last computed.
     stale: Vec<bool>,
     io: IoCounts,
+    /// Seconds spent in reads and in writes (of the counted rectangles).
+    seconds: (f64, f64),
     _t: PhantomData<T>,
 }
 
@@ -50,6 +52,21 @@ pub(crate) fn bytes<T: Scalar>(s: &[T]) -> &[u8] {
 pub(crate) fn bytes_mut<T: Scalar>(s: &mut [T]) -> &mut [u8] {
     // SAFETY: as in `bytes`; any bytes written form valid values of `T`.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+/// Bytes free for an unprivileged user on the filesystem that would hold `path` (`None` if the
+/// system does not say).
+fn free_bytes(path: &Path) -> Option<u64> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: all-zero bits are a valid `statvfs` (plain integers).
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out-pointer.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 impl<T: Scalar> DiskMatrix<T> {
@@ -83,6 +100,14 @@ impl<T: Scalar> DiskMatrix<T> {
             .ok_or_else(|| {
                 OocError::Invalid(format!("{}: {rows} x {cols} is too large", path.display()))
             })?;
+        if let Some(free) = free_bytes(&path) {
+            if len > free {
+                return Err(OocError::Invalid(format!(
+                    "{}: a {rows} x {cols} matrix needs {len} bytes; its filesystem has {free} free",
+                    path.display()
+                )));
+            }
+        }
         let io = |what: &'static str| {
             let path = path.clone();
             move |source| OocError::Io { path, what, source }
@@ -104,6 +129,7 @@ impl<T: Scalar> DiskMatrix<T> {
             header,
             stale: vec![true; panels],
             io: IoCounts::default(),
+            seconds: (0.0, 0.0),
             _t: PhantomData,
         };
         m.sync()?;
@@ -250,6 +276,7 @@ impl<T: Scalar> DiskMatrix<T> {
             header,
             stale: vec![false; panels],
             io: IoCounts::default(),
+            seconds: (0.0, 0.0),
             _t: PhantomData,
         })
     }
@@ -285,9 +312,15 @@ impl<T: Scalar> DiskMatrix<T> {
         self.io
     }
 
-    /// Sets the counters to zero.
+    /// Seconds spent reading and writing the counted rectangles, `(read, write)`.
+    pub fn io_seconds(&self) -> (f64, f64) {
+        self.seconds
+    }
+
+    /// Sets the counters (and the seconds) to zero.
     pub fn reset_io(&mut self) {
         self.io = IoCounts::default();
+        self.seconds = (0.0, 0.0);
     }
 
     fn check_rect(
@@ -328,6 +361,7 @@ impl<T: Scalar> DiskMatrix<T> {
         out: &mut [T],
     ) -> Result<(), OocError> {
         self.check_rect(&rows, &cols, out.len())?;
+        let started = std::time::Instant::now();
         let h = rows.len();
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
@@ -336,6 +370,7 @@ impl<T: Scalar> DiskMatrix<T> {
                 .map_err(|source| self.panel_error("reading", j, source))?;
         }
         self.io.read_elems += out.len() as u64;
+        self.seconds.0 += started.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -351,6 +386,7 @@ impl<T: Scalar> DiskMatrix<T> {
         data: &[T],
     ) -> Result<(), OocError> {
         self.check_rect(&rows, &cols, data.len())?;
+        let started = std::time::Instant::now();
         let h = rows.len();
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
@@ -361,6 +397,7 @@ impl<T: Scalar> DiskMatrix<T> {
             self.stale[p] = true;
         }
         self.io.write_elems += data.len() as u64;
+        self.seconds.1 += started.elapsed().as_secs_f64();
         Ok(())
     }
 

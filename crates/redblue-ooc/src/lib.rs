@@ -19,4 +19,7 @@ pub mod npy;
 
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
-pub use lu::{left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, OocLu};
+pub use lu::{
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, solve_from_file,
+    solve_io, OocLu,
+};

@@ -287,3 +287,121 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
         },
     })
 }
+
+/// Elements [`solve_from_file`] reads for an `m × m` matrix in panels of `w`: each panel's rows
+/// from its diagonal down (forward, `L`), then its rows down to its diagonal block's end (back,
+/// `U`) — `m² + Σ wₖ²` in all.
+pub fn solve_io(m: u64, w: u64) -> u64 {
+    let k_steps = m.div_ceil(w.max(1));
+    (0..k_steps)
+        .map(|k| {
+            let wk = w.min(m - k * w);
+            (m - k * w) * wk + (k * w + wk) * wk
+        })
+        .sum()
+}
+
+/// Solves `A·X = B` with the factors a left-looking LU left in `a` (`L\U` in the rows of
+/// `P·A`) and its `ipiv`: `b` (`m × nrhs`, column-major, in memory) is overwritten by `X`. The
+/// panels stream from disk twice — forward with `L` from each diagonal down, back with `U` —
+/// one in memory at a time.
+///
+/// # Errors
+/// [`OocError::Invalid`] for a `b` or `ipiv` of another height; the disk's errors.
+pub fn solve_from_file<T: KernelScalar>(
+    a: &mut DiskMatrix<T>,
+    ipiv: &[usize],
+    b: &mut [T],
+    nrhs: usize,
+    par: Par,
+) -> Result<(), OocError> {
+    let (m, _) = a.shape();
+    if ipiv.len() != m || b.len() != m * nrhs {
+        return Err(OocError::Invalid(format!(
+            "{}: a solve with {} interchanges and {} right-hand-side elements for order {m}",
+            a.path().display(),
+            ipiv.len(),
+            b.len()
+        )));
+    }
+    let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
+    laswp(rows_mut(b, m, nrhs, 0..m)?, ipiv, Direction::Forward).map_err(kernel)?;
+    let mut panel = vec![T::zero(); m * a.panel()];
+    let minus = T::zero() - T::one();
+    for k in 0..a.panels() {
+        // Forward: X_k = L_kk⁻¹·B_k, then B below −= L_below·X_k.
+        let c = a.panel_cols(k);
+        let (r, wk, h) = (c.start, c.len(), m - c.start);
+        let p = &mut panel[..h * wk];
+        a.read(r..m, c, p)?;
+        let l = MatRef::from_slice(p, wk, wk, h).map_err(kernel)?;
+        trsm(
+            Side::Left,
+            Uplo::Lower,
+            Op::NoTrans,
+            Diag::Unit,
+            T::one(),
+            l,
+            rows_mut(b, m, nrhs, r..r + wk)?,
+            par,
+        )
+        .map_err(kernel)?;
+        if h > wk {
+            let x: Vec<T> = (0..nrhs)
+                .flat_map(|j| b[j * m + r..j * m + r + wk].to_vec())
+                .collect();
+            let x = MatRef::from_slice(&x, wk, nrhs, wk).map_err(kernel)?;
+            let below = MatRef::from_slice(&p[wk..], h - wk, wk, h).map_err(kernel)?;
+            gemm(
+                minus,
+                below,
+                Op::NoTrans,
+                x,
+                Op::NoTrans,
+                T::one(),
+                rows_mut(b, m, nrhs, r + wk..m)?,
+                par,
+            )
+            .map_err(kernel)?;
+        }
+    }
+    for k in (0..a.panels()).rev() {
+        // Back: X_k = U_kk⁻¹·B_k, then B above −= U_above·X_k.
+        let c = a.panel_cols(k);
+        let (r, wk) = (c.start, c.len());
+        let h = r + wk;
+        let p = &mut panel[..h * wk];
+        a.read(0..h, c, p)?;
+        let u = MatRef::from_slice(&p[r..], wk, wk, h).map_err(kernel)?;
+        trsm(
+            Side::Left,
+            Uplo::Upper,
+            Op::NoTrans,
+            Diag::NonUnit,
+            T::one(),
+            u,
+            rows_mut(b, m, nrhs, r..h)?,
+            par,
+        )
+        .map_err(kernel)?;
+        if r > 0 {
+            let x: Vec<T> = (0..nrhs)
+                .flat_map(|j| b[j * m + r..j * m + h].to_vec())
+                .collect();
+            let x = MatRef::from_slice(&x, wk, nrhs, wk).map_err(kernel)?;
+            let above = MatRef::from_slice(p, r, wk, h).map_err(kernel)?;
+            gemm(
+                minus,
+                above,
+                Op::NoTrans,
+                x,
+                Op::NoTrans,
+                T::one(),
+                rows_mut(b, m, nrhs, 0..r)?,
+                par,
+            )
+            .map_err(kernel)?;
+        }
+    }
+    Ok(())
+}

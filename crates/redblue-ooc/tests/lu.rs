@@ -5,8 +5,8 @@
 use redblue_core::{c64, random, RealScalar, Scalar};
 use redblue_kernels::Par;
 use redblue_ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, DiskMatrix, OocError,
-    OocLu,
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, solve_from_file,
+    solve_io, DiskMatrix, OocError, OocLu,
 };
 use std::path::PathBuf;
 
@@ -157,4 +157,31 @@ fn a_zero_pivot_is_reported_and_the_factorisation_goes_on() {
         Par::Seq,
     );
     assert!(e.unwrap_err().to_string().contains("not square"));
+}
+
+#[test]
+fn the_solve_streams_the_factors_once_each_way_and_solves() {
+    for variant in variants::<f64>() {
+        for (m, w) in [(1, 2), (23, 4), (30, 30), (31, 7)] {
+            let d = dir(&format!("solve-{}-{m}-{w}", variant.2));
+            let mut a =
+                DiskMatrix::<f64>::create_from_fn(d.join("a.rbm"), m, m, w, value::<f64>).unwrap();
+            let info = (variant.0)(&mut a, Par::Seq).unwrap();
+            let nrhs = 3;
+            let rhs = |i: usize, j: usize| random::uniform(i, j, 99);
+            let mut x: Vec<f64> = (0..nrhs)
+                .flat_map(|j| (0..m).map(move |i| rhs(i, j)))
+                .collect();
+            a.reset_io();
+            solve_from_file(&mut a, &info.ipiv, &mut x, nrhs, Par::Seq).unwrap();
+            assert_eq!(a.io().read_elems, solve_io(m as u64, w as u64));
+            assert_eq!(a.io().write_elems, 0);
+            for j in 0..nrhs {
+                for i in 0..m {
+                    let ax: f64 = (0..m).map(|l| value::<f64>(i, l) * x[l + j * m]).sum();
+                    assert!((ax - rhs(i, j)).abs() < 1e-9, "{m} {w}: ({i}, {j})");
+                }
+            }
+        }
+    }
 }

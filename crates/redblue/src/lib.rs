@@ -5,9 +5,10 @@
 //! `transform`), [`kernels`] (rank-local dense kernels), [`gemm`] (COSMA matrix
 //! multiplication and its cost model), [`pipeline`] (the 2.5D tile pipeline of the
 //! factorisations: grids, tiles, step plans and their counts), [`lu`] (COnfLUX and 2D LU,
-//! their cost models) and [`cholesky`] (COnfCHOX and 2D Cholesky, seed 002's sequential
-//! algorithms). Its own: [`Error`], which every crate's error converts into with `?`,
-//! and [`check`], the normalised residuals of products, factorisations and solves.
+//! their cost models), [`cholesky`] (COnfCHOX and 2D Cholesky, seed 002's sequential
+//! algorithms) and [`ooc`] (out-of-core matrices and LU, seed 003). Its own: [`Error`], which
+//! every crate's error converts into with `?`, and [`check`], the normalised residuals of
+//! products, factorisations and solves.
 //! `use redblue::prelude::*` brings the everyday names into scope.
 //!
 //! # Examples
@@ -42,6 +43,7 @@ pub use redblue_dist as dist;
 pub use redblue_gemm as gemm;
 pub use redblue_kernels as kernels;
 pub use redblue_lu as lu;
+pub use redblue_ooc as ooc;
 pub use redblue_pipeline as pipeline;
 
 /// The everyday names: scalars, flags, communicators, layouts, matrices, `transform`, and each
