@@ -8,8 +8,8 @@ use clap::{Args, ValueEnum};
 use redblue::core::{c32, c64, random, RealScalar, Scalar};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, solve_from_file,
-    solve_io, DiskMatrix, OocError,
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
+    solve_from_file, solve_io, DiskMatrix, OocError,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -22,6 +22,8 @@ pub enum Variant {
     LeftPivoted,
     /// Unpivoted: every panel stays in A's row order and is read whole.
     LeftUnpivoted,
+    /// Right-looking (the baseline): the trailing matrix read and written every step.
+    Right,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -139,6 +141,7 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
             lu_left_unpivoted(&mut f, Par::Seq)?,
             left_unpivoted_io(n as u64, w as u64),
         ),
+        Variant::Right => (lu_right(&mut f, Par::Seq)?, right_io(n as u64, w as u64)),
     };
     f.sync()?;
     let seconds = started.elapsed().as_secs_f64();
@@ -152,6 +155,7 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
     let variant = match args.variant {
         Variant::LeftPivoted => "left-pivoted",
         Variant::LeftUnpivoted => "left-unpivoted",
+        Variant::Right => "right",
     };
     let ok = solve_residual.is_none_or(|r| r <= THRESHOLD) && info.first_zero_pivot.is_none();
     if args.json {

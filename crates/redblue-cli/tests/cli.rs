@@ -593,8 +593,12 @@ fn bad_cholesky_requests_exit_with_status_two_and_say_why() {
 }
 
 #[test]
-fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_both_variants() {
-    for (variant, ty) in [("left-pivoted", "f64"), ("left-unpivoted", "c32")] {
+fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
+    for (variant, ty) in [
+        ("left-pivoted", "f64"),
+        ("left-unpivoted", "c32"),
+        ("right", "f32"),
+    ] {
         let out = redblue(&[
             "ooc-lu",
             "--n",

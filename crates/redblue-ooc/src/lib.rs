@@ -6,9 +6,11 @@
 //! version, shape, scalar type and panel width, and a checksum per panel), [`DiskMatrix`]
 //! (create from a function, a raw column-major file or a NumPy `.npy` file; rectangles in and
 //! out; checksums made durable by [`DiskMatrix::sync`] and checked by [`DiskMatrix::verify`];
-//! [`IoCounts`]) and errors that name the file and the panel ([`OocError`]); and the first
-//! algorithm on it, the sequential left-looking LU with the disk copy kept pivoted
-//! ([`lu_left_pivoted`]), whose reads and writes equal its exact model ([`left_pivoted_io`]).
+//! [`IoCounts`]) and errors that name the file and the panel ([`OocError`]); and the
+//! sequential LUs on it — left-looking with the disk copy kept pivoted ([`lu_left_pivoted`]) or
+//! unpivoted ([`lu_left_unpivoted`]), and the right-looking baseline ([`lu_right`]) — whose
+//! reads and writes equal their exact models ([`left_pivoted_io`], [`left_unpivoted_io`],
+//! [`right_io`]), and the solve from the factored file ([`solve_from_file`]).
 //! Positional file I/O: Unix only.
 
 mod disk;
@@ -20,6 +22,6 @@ pub mod npy;
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
 pub use lu::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, solve_from_file,
-    solve_io, OocLu,
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
+    solve_from_file, solve_io, OocLu,
 };

@@ -405,3 +405,83 @@ pub fn solve_from_file<T: KernelScalar>(
     }
     Ok(())
 }
+
+/// Elements read and written by [`lu_right`] on an `m × m` matrix in panels of `w`: each step
+/// reads and writes its trailing submatrix `(m − r)²`, and a final pass brings each panel's
+/// rows below it the later steps' interchanges.
+pub fn right_io(m: u64, w: u64) -> (u64, u64) {
+    let k_steps = m.div_ceil(w.max(1));
+    let width = |i: u64| w.min(m - i * w);
+    let steps: u64 = (0..k_steps).map(|k| (m - k * w) * (m - k * w)).sum();
+    let last: u64 = (0..k_steps.saturating_sub(1))
+        .map(|i| (m - (i + 1) * w) * width(i))
+        .sum();
+    (steps + last, steps + last)
+}
+
+/// Right-looking out-of-core LU, the baseline of seed 003 (digest §4.2): step `k` factors its
+/// panel's rows `r..M`, then streams every panel to its right (rows `r..M`) through memory —
+/// the interchanges, `U₁₂ = L₁₁⁻¹·A₁₂`, `A₂₂ −= L₂₁·U₁₂` — reading and writing the whole trailing
+/// submatrix. The interchanges of the columns on the left are applied in a final pass. Counts:
+/// [`right_io`], seed 003's `w²·K(K+1)(2K+1)/6` each way for `M = K·w`, plus that final pass.
+///
+/// # Errors
+/// As [`lu_left_pivoted`].
+pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocLu, OocError> {
+    let (m, n) = a.shape();
+    if m != n {
+        return Err(OocError::Invalid(format!(
+            "{}: LU of a {m} x {n} matrix: not square",
+            a.path().display()
+        )));
+    }
+    let (steps, start) = (a.panels(), a.io());
+    let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
+    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
+    let mut first_zero_pivot = None;
+    let mut panel = vec![T::zero(); m * a.panel()];
+    let mut trailing = vec![T::zero(); m * a.panel()];
+    for k in 0..steps {
+        let c = a.panel_cols(k);
+        let (r, wk, h) = (c.start, c.len(), m - c.start);
+        let p = &mut panel[..h * wk];
+        a.read(r..m, c.clone(), p)?;
+        let info = getrf(rows_mut(p, h, wk, 0..h)?, par).map_err(kernel)?;
+        if first_zero_pivot.is_none() {
+            first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
+        }
+        let local = info.pivots.ipiv().to_vec();
+        ipiv.extend(local.iter().map(|&q| r + q));
+        a.write(r..m, c, p)?;
+        for j in k + 1..steps {
+            let cj = a.panel_cols(j);
+            let wj = cj.len();
+            let t = &mut trailing[..h * wj];
+            a.read(r..m, cj.clone(), t)?;
+            laswp(rows_mut(t, h, wj, 0..h)?, &local, Direction::Forward).map_err(kernel)?;
+            update_from(t, h, wj, p, h, 0, wk, par)?;
+            a.write(r..m, cj, t)?;
+        }
+    }
+    // The left columns' interchanges: each panel's rows below it, the later steps' swaps.
+    for i in 0..steps.saturating_sub(1) {
+        let ci = a.panel_cols(i);
+        let from = ci.end;
+        let (h, wi) = (m - from, ci.len());
+        let rel: Vec<usize> = ipiv[from..].iter().map(|&q| q - from).collect();
+        let t = &mut trailing[..h * wi];
+        a.read(from..m, ci.clone(), t)?;
+        laswp(rows_mut(t, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
+        a.write(from..m, ci, t)?;
+    }
+    let end = a.io();
+    Ok(OocLu {
+        ipiv,
+        first_zero_pivot,
+        io: IoCounts {
+            read_elems: end.read_elems - start.read_elems,
+            write_elems: end.write_elems - start.write_elems,
+            checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
+        },
+    })
+}

@@ -1,12 +1,12 @@
-//! The left-looking out-of-core LU with pivoted storage: `P·A = L·U` from the file it leaves,
-//! the elements it reads and writes equal to the exact model, and the model against seed 003's
-//! closed forms and worked numbers.
+//! The out-of-core LUs (left-looking with pivoted and unpivoted storage, right-looking): `P·A =
+//! L·U` from the file each leaves, the elements each reads and writes equal to its exact model,
+//! the models against seed 003's closed forms and worked numbers, and the solve from the file.
 
 use redblue_core::{c64, random, RealScalar, Scalar};
 use redblue_kernels::Par;
 use redblue_ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, solve_from_file,
-    solve_io, DiskMatrix, OocError, OocLu,
+    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
+    solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
 };
 use std::path::PathBuf;
 
@@ -28,8 +28,9 @@ type Variant<T> = (
     &'static str,
 );
 
-fn variants<T: redblue_kernels::KernelScalar>() -> [Variant<T>; 2] {
+fn variants<T: redblue_kernels::KernelScalar>() -> [Variant<T>; 3] {
     [
+        (lu_right::<T>, right_io, "right"),
         (lu_left_pivoted::<T>, left_pivoted_io, "left-pivoted"),
         (lu_left_unpivoted::<T>, left_unpivoted_io, "left-unpivoted"),
     ]
@@ -115,6 +116,16 @@ fn the_models_are_seed_003s_formulas_plus_the_final_interchanges_it_leaves_out()
             (m * m * (k + 1) / 2 + m * m, 2 * m * m)
         );
     }
+    for (m, w) in [(40u64, 8u64), (10_000, 50)] {
+        let k = m / w;
+        let steps = w * w * k * (k + 1) * (2 * k + 1) / 6;
+        let last: u64 = (1..k).map(|i| (m - i * w) * w).sum();
+        assert_eq!(right_io(m, w), (steps + last, steps + last));
+    }
+    assert_eq!(
+        right_io(10_000, 50).0 - (1..200u64).map(|i| (10_000 - i * 50) * 50).sum::<u64>(),
+        6_716_750_000
+    );
     // Seed 003's worked numbers (digest T11): M = 10,000 and w = 50.
     let (reads, writes) = left_pivoted_io(10_000, 50);
     assert_eq!(writes, 3_433_250_000);
