@@ -9,7 +9,7 @@ use redblue::core::{c32, c64, random, RealScalar, Scalar};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::{
     left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
-    solve_from_file, solve_io, DiskMatrix, OocError,
+    solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -90,19 +90,25 @@ fn run_typed<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
     result
 }
 
+/// What one run measured, for the report.
+struct Measured {
+    n: usize,
+    w: usize,
+    seconds: f64,
+    info: OocLu,
+    model: (u64, u64),
+    io_seconds: (f64, f64),
+    solve_residual: Option<f64>,
+}
+
 fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result<bool, OocError> {
-    let dir = dir.to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|source| OocError::Io {
-        path: dir.clone(),
+    std::fs::create_dir_all(dir).map_err(|source| OocError::Io {
+        path: dir.to_path_buf(),
         what: "creating",
         source,
     })?;
     let n = match &args.input {
-        Some(input) => {
-            DiskMatrix::<T>::from_npy(input, dir.join("input.rbm"), 1)?
-                .shape()
-                .0
-        }
+        Some(input) => redblue::ooc::npy::shape(input)?.0,
         None => args.n,
     };
     let size = std::mem::size_of::<T>() as u64;
@@ -132,38 +138,59 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
     })?;
     let mut f = DiskMatrix::<T>::open(&factors)?;
     let started = Instant::now();
+    let (nn, ww) = (n as u64, w as u64);
     let (info, model) = match args.variant {
-        Variant::LeftPivoted => (
-            lu_left_pivoted(&mut f, Par::Seq)?,
-            left_pivoted_io(n as u64, w as u64),
-        ),
+        Variant::LeftPivoted => (lu_left_pivoted(&mut f, Par::Seq)?, left_pivoted_io(nn, ww)),
         Variant::LeftUnpivoted => (
             lu_left_unpivoted(&mut f, Par::Seq)?,
-            left_unpivoted_io(n as u64, w as u64),
+            left_unpivoted_io(nn, ww),
         ),
-        Variant::Right => (lu_right(&mut f, Par::Seq)?, right_io(n as u64, w as u64)),
+        Variant::Right => (lu_right(&mut f, Par::Seq)?, right_io(nn, ww)),
     };
     f.sync()?;
     let seconds = started.elapsed().as_secs_f64();
-    let (read_s, write_s) = f.io_seconds();
-    let flops = args.ty.flops_per_fma() * (n as f64).powi(3) / 3.0;
+    let io_seconds = f.io_seconds();
     let solve_residual = if args.check {
         Some(check(&mut a, &mut f, &info.ipiv)?)
     } else {
         None
     };
+    let run = Measured {
+        n,
+        w,
+        seconds,
+        info,
+        model,
+        io_seconds,
+        solve_residual,
+    };
+    report(args, &run);
+    Ok(run.solve_residual.is_none_or(|r| r <= THRESHOLD) && run.info.first_zero_pivot.is_none())
+}
+
+/// Prints a run as JSON or text.
+fn report(args: &OocLuArgs, run: &Measured) {
+    let Measured {
+        n,
+        w,
+        seconds,
+        info,
+        model,
+        io_seconds: (read_s, write_s),
+        solve_residual,
+    } = run;
     let variant = match args.variant {
         Variant::LeftPivoted => "left-pivoted",
         Variant::LeftUnpivoted => "left-unpivoted",
         Variant::Right => "right",
     };
-    let ok = solve_residual.is_none_or(|r| r <= THRESHOLD) && info.first_zero_pivot.is_none();
+    let gflops = args.ty.flops_per_fma() * (*n as f64).powi(3) / 3.0 / seconds.max(1e-12) / 1e9;
     if args.json {
         println!(
             "{}",
             json!({
                 "n": n, "panel": w, "variant": variant, "type": args.ty.name(),
-                "time_s": seconds, "gflops": flops / seconds.max(1e-12) / 1e9,
+                "time_s": seconds, "gflops": gflops,
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
                 "io_read_s": read_s, "io_write_s": write_s,
@@ -172,31 +199,27 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
                 "dir": args.dir.as_ref().map(|d| d.display().to_string()),
             })
         );
-    } else {
-        println!(
-            "ooc-lu {variant}: n = {n}, panel {w} columns ({} panels), {}",
-            n.div_ceil(w),
-            args.ty.name()
-        );
-        println!(
-            "  time {seconds:.3} s, {:.2} GFLOP/s",
-            flops / seconds.max(1e-12) / 1e9
-        );
-        println!(
-            "  read  {} elements (model {}), {read_s:.3} s\n  wrote {} elements (model {}), {write_s:.3} s",
-            info.io.read_elems, model.0, info.io.write_elems, model.1
-        );
-        if let Some(col) = info.first_zero_pivot {
-            println!("  zero pivot in column {col}: the matrix is singular");
-        }
-        if let Some(r) = solve_residual {
-            println!("  solve residual {r:.3e} (threshold {THRESHOLD})");
-        }
-        if let Some(d) = &args.dir {
-            println!("  files in {} (a.rbm, lu.rbm)", d.display());
-        }
+        return;
     }
-    Ok(ok)
+    println!(
+        "ooc-lu {variant}: n = {n}, panel {w} columns ({} panels), {}",
+        n.div_ceil(*w),
+        args.ty.name()
+    );
+    println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
+    println!(
+        "  read  {} elements (model {}), {read_s:.3} s\n  wrote {} elements (model {}), {write_s:.3} s",
+        info.io.read_elems, model.0, info.io.write_elems, model.1
+    );
+    if let Some(col) = info.first_zero_pivot {
+        println!("  zero pivot in column {col}: the matrix is singular");
+    }
+    if let Some(r) = solve_residual {
+        println!("  solve residual {r:.3e} (threshold {THRESHOLD})");
+    }
+    if let Some(d) = &args.dir {
+        println!("  files in {} (a.rbm, lu.rbm)", d.display());
+    }
 }
 
 /// `‖A·x − b‖∞ / (‖A‖∞·‖x‖∞·n·ε)` for `b` of seed `SEED_B`, `x` solved from the factors in `f`,

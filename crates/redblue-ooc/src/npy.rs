@@ -101,6 +101,18 @@ fn read_header(path: &Path, file: &mut File) -> Result<NpyHeader, OocError> {
     })
 }
 
+/// The shape `(rows, columns)` of the two-dimensional array in the `.npy` file `npy` (its
+/// header only is read).
+///
+/// # Errors
+/// [`OocError::Format`] naming the file if it is not a two-dimensional `.npy` array;
+/// [`OocError::Io`].
+pub fn shape(npy: impl AsRef<Path>) -> Result<(usize, usize), OocError> {
+    let npy = npy.as_ref();
+    let mut file = File::open(npy).map_err(io_err(npy, "opening"))?;
+    Ok(read_header(npy, &mut file)?.shape)
+}
+
 impl<T: Scalar> DiskMatrix<T> {
     /// A new matrix file at `path` holding the array of the `.npy` file `npy`, in panels of
     /// `panel` columns, copied a panel at a time (a C-order array a row piece at a time).
