@@ -299,9 +299,14 @@ fn judge_report(err: &str, served: &[String]) -> Result<String, String> {
     Ok(format!("served: {}", summary.join(", ")))
 }
 
-/// The library's features: the shared library, with its kernels in OpenBLAS when the machine
-/// has it (as ScaLAPACK's are).
-fn features() -> &'static str {
+/// The library's features in the tests: the shared library on redblue's own kernels, which
+/// shares its dependencies' builds with `test-mpi` (the kernels on OpenBLAS are tested by
+/// `test-blas`; what the testers check does not depend on which kernels compute).
+const TEST_FEATURES: &str = "mpi";
+
+/// The library's features in the benchmark: its kernels in OpenBLAS when the machine has it, as
+/// ScaLAPACK's are.
+fn bench_features() -> &'static str {
     if crate::have_openblas() {
         "mpi,openblas"
     } else {
@@ -309,15 +314,15 @@ fn features() -> &'static str {
     }
 }
 
-/// Builds the library (release).
-fn build_library() -> Result<PathBuf, String> {
+/// Builds the library (release) with `features`.
+fn build_library(features: &str) -> Result<PathBuf, String> {
     let build = [
         "build",
         "--release",
         "-p",
         "redblue-scalapack",
         "--features",
-        features(),
+        features,
     ];
     run("cargo", &build, &[])?;
     std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))
@@ -331,14 +336,14 @@ pub fn test_scalapack(timeout: &str) -> Result<(), String> {
         "-p",
         "redblue-scalapack",
         "--features",
-        features(),
+        TEST_FEATURES,
         "--all-targets",
         "--",
         "-D",
         "warnings",
     ];
     run("cargo", &clippy, &[])?;
-    let library = build_library()?;
+    let library = build_library(TEST_FEATURES)?;
     let dir: PathBuf =
         std::env::temp_dir().join(format!("redblue-scalapack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -407,10 +412,11 @@ const DRIVER: &str = "crates/redblue-scalapack/driver/driver.c";
 /// Where the xtask builds it.
 const DRIVER_BIN: &str = "target/release/scalapack-driver";
 
-/// Builds the library and the C driver (with `mpicc`, against Debian's ScaLAPACK).
-fn build_driver() -> Result<PathBuf, String> {
+/// Builds the library (with `features`) and the C driver (with `mpicc`, against Debian's
+/// ScaLAPACK).
+fn build_driver(features: &str) -> Result<PathBuf, String> {
     ensure_packages()?;
-    let library = build_library()?;
+    let library = build_library(features)?;
     run(
         "mpicc",
         &[
@@ -464,7 +470,7 @@ fn driver(
 /// `pdgesv_` and `pdposv_` from a C program (no ScaLAPACK tester calls them), served by redblue
 /// on row- and column-major grids: their residuals.
 pub fn check_solvers(timeout: &str) -> Result<(), String> {
-    let library = build_driver()?;
+    let library = build_driver(TEST_FEATURES)?;
     for (n, nb, p, q, order) in [
         ("150", "16", 2, 2, "R"),
         ("97", "7", 1, 3, "R"),
@@ -506,7 +512,7 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         arg(1, "64"),
         arg(2, "5").parse::<usize>().unwrap_or(5),
     );
-    let library = build_driver()?;
+    let library = build_driver(bench_features())?;
     let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpu
         .lines()
@@ -521,7 +527,7 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
          {}; CPU features {cpu_features:?}; OpenBLAS one thread per rank, OPENBLAS_CORETYPE unset; \
          the library built with features {}",
         model.split(':').nth(1).unwrap_or("?").trim(),
-        features()
+        bench_features()
     );
     for routine in ["gemm", "getrf", "potrf"] {
         let time_of = |out: &str| -> Result<f64, String> {
