@@ -195,6 +195,8 @@ fn report(args: &OocLuArgs, run: &Measured) {
                 "model_read_elems": model.0, "model_write_elems": model.1,
                 "io_read_s": read_s, "io_write_s": write_s,
                 "first_zero_pivot": info.first_zero_pivot,
+                "flops_trsm": info.flops.trsm, "flops_gemm": info.flops.gemm,
+                "flops_getrf": info.flops.getrf,
                 "solve_residual": solve_residual, "threshold": THRESHOLD,
                 "dir": args.dir.as_ref().map(|d| d.display().to_string()),
             })

@@ -616,7 +616,15 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
         assert_eq!(v["io_read_elems"], v["model_read_elems"], "{v}");
         assert_eq!(v["io_write_elems"], v["model_write_elems"], "{v}");
         assert!(v["solve_residual"].as_f64().unwrap() < 1.0, "{v}");
-        for field in ["time_s", "gflops", "io_read_s", "io_write_s"] {
+        for field in [
+            "time_s",
+            "gflops",
+            "io_read_s",
+            "io_write_s",
+            "flops_trsm",
+            "flops_gemm",
+            "flops_getrf",
+        ] {
             assert!(v[field].as_f64().is_some(), "{field} in {v}");
         }
     }

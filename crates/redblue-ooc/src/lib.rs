@@ -22,6 +22,6 @@ pub mod npy;
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
 pub use lu::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
-    solve_from_file, solve_io, OocLu,
+    left_pivoted_io, left_unpivoted_io, lu_flops, lu_left_pivoted, lu_left_unpivoted, lu_right,
+    right_io, solve_from_file, solve_io, OocLu, PhaseFlops,
 };

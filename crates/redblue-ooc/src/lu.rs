@@ -19,7 +19,7 @@ use redblue_core::{Diag, Op, Side, Uplo};
 use redblue_kernels::{gemm, getrf, laswp, trsm, Direction, KernelScalar, MatMut, MatRef, Par};
 
 /// What the factorisation found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OocLu {
     /// LAPACK's interchanges (0-based): row `i` was interchanged with row `ipiv[i] ≥ i`.
     pub ipiv: Vec<usize>,
@@ -27,6 +27,65 @@ pub struct OocLu {
     pub first_zero_pivot: Option<usize>,
     /// The elements it read and wrote.
     pub io: IoCounts,
+    /// The floating-point operations of each phase.
+    pub flops: PhaseFlops,
+}
+
+/// Floating-point operations of an LU's phases (a complex operation counts as one; `2·m·n·k`
+/// for a product, `m²·n` for a triangular solve with `n` right-hand sides, `h·w² − w³/3` for the
+/// factorisation of an `h × w` panel).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseFlops {
+    /// The triangular solves `U₁₂ = L₁₁⁻¹·A₁₂`.
+    pub trsm: f64,
+    /// The updates `A₂₂ −= L₂₁·U₁₂`.
+    pub gemm: f64,
+    /// The panel factorisations.
+    pub getrf: f64,
+}
+
+impl std::ops::AddAssign for PhaseFlops {
+    fn add_assign(&mut self, o: PhaseFlops) {
+        self.trsm += o.trsm;
+        self.gemm += o.gemm;
+        self.getrf += o.getrf;
+    }
+}
+
+/// The flops of factoring an `h × w` panel (`h ≥ w`).
+fn getrf_flops(h: usize, w: usize) -> PhaseFlops {
+    let (h, w) = (h as f64, w as f64);
+    PhaseFlops {
+        getrf: h * w * w - w * w * w / 3.0,
+        ..PhaseFlops::default()
+    }
+}
+
+/// The flops every variant performs on an `m × m` matrix in panels of `w` (they differ in
+/// what they read and write, not in what they compute): for `m = K·w` seed 003's
+/// `½M²w − ½Mw²` (TRSM), `⅔M³ − M²w + ⅓Mw²` (GEMM) and `½M²w + ⅙Mw²` (GETRF).
+pub fn lu_flops(m: usize, w: usize) -> PhaseFlops {
+    let w = w.max(1);
+    let mut f = PhaseFlops::default();
+    for k in 0..m.div_ceil(w) {
+        let (r, wk) = (k * w, w.min(m - k * w));
+        for i in 0..k {
+            let (ri, wi) = (i * w, w.min(m - i * w));
+            f += update_flops(m - ri, wi, wk);
+        }
+        f += getrf_flops(m - r, wk);
+    }
+    f
+}
+
+/// The flops of [`update_from`] with a left panel of `h` rows and `wi` columns on `wk` columns.
+fn update_flops(h: usize, wi: usize, wk: usize) -> PhaseFlops {
+    let (h, wi, wk) = (h as f64, wi as f64, wk as f64);
+    PhaseFlops {
+        trsm: wi * wi * wk,
+        gemm: 2.0 * (h - wi) * wi * wk,
+        getrf: 0.0,
+    }
 }
 
 /// Elements read and written by [`lu_left_pivoted`] on an `m × m` matrix in panels of `w`
@@ -69,7 +128,7 @@ fn update_from<T: KernelScalar>(
     ri: usize,
     wi: usize,
     par: Par,
-) -> Result<(), OocError> {
+) -> Result<PhaseFlops, OocError> {
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let t0 = MatRef::from_slice(tmp, wi, wi, h).map_err(kernel)?;
     let c0 = rows_mut(act, m, wk, ri..ri + wi)?;
@@ -103,7 +162,7 @@ fn update_from<T: KernelScalar>(
         )
         .map_err(kernel)?;
     }
-    Ok(())
+    Ok(update_flops(h, wi, wk))
 }
 
 /// Rows `rows` of a column-major buffer of `ld` rows and `cols` columns, as a writable view.
@@ -140,6 +199,7 @@ pub fn lu_left_pivoted<T: KernelScalar>(
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
     let mut first_zero_pivot = None;
+    let mut flops = PhaseFlops::default();
     let mut active = vec![T::zero(); m * w];
     let mut temp = vec![T::zero(); m * w];
     for k in 0..steps {
@@ -169,10 +229,11 @@ pub fn lu_left_pivoted<T: KernelScalar>(
                     .collect();
                 a.write(from..m, ci.clone(), &back)?;
             }
-            update_from(act, m, wk, tmp, h, ri, wi, par)?;
+            flops += update_from(act, m, wk, tmp, h, ri, wi, par)?;
         }
         let e = rows_mut(act, m, wk, r..m)?;
         let info = getrf(e, par).map_err(kernel)?;
+        flops += getrf_flops(m - r, wk);
         if first_zero_pivot.is_none() {
             first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
@@ -201,6 +262,7 @@ pub fn lu_left_pivoted<T: KernelScalar>(
             write_elems: end.write_elems - start.write_elems,
             checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
         },
+        flops,
     })
 }
 
@@ -241,6 +303,7 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
     let mut first_zero_pivot = None;
+    let mut flops = PhaseFlops::default();
     let mut active = vec![T::zero(); m * w];
     let mut temp = vec![T::zero(); m * w];
     for k in 0..steps {
@@ -259,9 +322,10 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
             let tmp: Vec<T> = (0..wi)
                 .flat_map(|j| full[j * m + ri..(j + 1) * m].to_vec())
                 .collect();
-            update_from(act, m, wk, &tmp, m - ri, ri, wi, par)?;
+            flops += update_from(act, m, wk, &tmp, m - ri, ri, wi, par)?;
         }
         let info = getrf(rows_mut(act, m, wk, r..m)?, par).map_err(kernel)?;
+        flops += getrf_flops(m - r, wk);
         if first_zero_pivot.is_none() {
             first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
@@ -285,6 +349,7 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
             write_elems: end.write_elems - start.write_elems,
             checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
         },
+        flops,
     })
 }
 
@@ -439,6 +504,7 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
     let mut first_zero_pivot = None;
+    let mut flops = PhaseFlops::default();
     let mut panel = vec![T::zero(); m * a.panel()];
     let mut trailing = vec![T::zero(); m * a.panel()];
     for k in 0..steps {
@@ -447,6 +513,7 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
         let p = &mut panel[..h * wk];
         a.read(r..m, c.clone(), p)?;
         let info = getrf(rows_mut(p, h, wk, 0..h)?, par).map_err(kernel)?;
+        flops += getrf_flops(h, wk);
         if first_zero_pivot.is_none() {
             first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
@@ -459,7 +526,7 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
             let t = &mut trailing[..h * wj];
             a.read(r..m, cj.clone(), t)?;
             laswp(rows_mut(t, h, wj, 0..h)?, &local, Direction::Forward).map_err(kernel)?;
-            update_from(t, h, wj, p, h, 0, wk, par)?;
+            flops += update_from(t, h, wj, p, h, 0, wk, par)?;
             a.write(r..m, cj, t)?;
         }
     }
@@ -483,5 +550,6 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
             write_elems: end.write_elems - start.write_elems,
             checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
         },
+        flops,
     })
 }

@@ -5,8 +5,8 @@
 use redblue_core::{c64, random, RealScalar, Scalar};
 use redblue_kernels::Par;
 use redblue_ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
-    solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
+    left_pivoted_io, left_unpivoted_io, lu_flops, lu_left_pivoted, lu_left_unpivoted, lu_right,
+    right_io, solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
 };
 use std::path::PathBuf;
 
@@ -44,6 +44,17 @@ fn factor_and_check<T: redblue_kernels::KernelScalar>(m: usize, w: usize, varian
     let mut a = DiskMatrix::<T>::create_from_fn(d.join("a.rbm"), m, m, w, value::<T>).unwrap();
     let info = factor(&mut a, Par::Seq).unwrap();
     assert_eq!(info.first_zero_pivot, None);
+    let want = lu_flops(m, w);
+    for (got, want) in [
+        (info.flops.trsm, want.trsm),
+        (info.flops.gemm, want.gemm),
+        (info.flops.getrf, want.getrf),
+    ] {
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{name}: flops {got} vs {want}"
+        );
+    }
     assert_eq!(
         (info.io.read_elems, info.io.write_elems),
         model(m as u64, w as u64),
@@ -195,4 +206,35 @@ fn the_solve_streams_the_factors_once_each_way_and_solves() {
             }
         }
     }
+}
+
+#[test]
+fn the_phases_flops_are_seed_003s() {
+    for (m, w) in [(40usize, 8usize), (10_000, 50), (9_600, 800)] {
+        let f = lu_flops(m, w);
+        let (m, w) = (m as f64, w as f64);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        assert!(
+            close(f.trsm, m * m * w / 2.0 - m * w * w / 2.0),
+            "trsm {m} {w}"
+        );
+        assert!(
+            close(f.gemm, 2.0 * m * m * m / 3.0 - m * m * w + m * w * w / 3.0),
+            "gemm {m} {w}"
+        );
+        assert!(
+            close(f.getrf, m * m * w / 2.0 + m * w * w / 6.0),
+            "getrf {m} {w}"
+        );
+        assert!(
+            close(f.trsm + f.gemm + f.getrf, 2.0 * m * m * m / 3.0),
+            "total {m} {w}"
+        );
+    }
+    // The digest's worked numbers (M = 10,000, w = 50): 2.4875e9, 6.61675e11, 2.504e9.
+    let f = lu_flops(10_000, 50);
+    assert_eq!(
+        (f.trsm, f.gemm.round(), f.getrf.round()),
+        (2.4875e9, 6.61675e11, 2_504_166_667.0)
+    );
 }
