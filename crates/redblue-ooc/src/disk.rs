@@ -23,6 +23,17 @@ pub struct IoCounts {
     pub checksum_read_elems: u64,
 }
 
+impl IoCounts {
+    /// What was moved since `start` (an earlier reading of the same counters).
+    pub fn since(self, start: IoCounts) -> IoCounts {
+        IoCounts {
+            read_elems: self.read_elems - start.read_elems,
+            write_elems: self.write_elems - start.write_elems,
+            checksum_read_elems: self.checksum_read_elems - start.checksum_read_elems,
+        }
+    }
+}
+
 /// A `rows × cols` matrix of `T` in a file, panels of `panel` columns.
 ///
 /// Reads and writes take any rectangle; a write marks the panels it touches, whose checksums

@@ -15,7 +15,7 @@
 //! `(K−1)·w·(M−(K−1)·w)`, which the seed leaves out.
 
 use crate::{DiskMatrix, IoCounts, OocError};
-use redblue_core::{Diag, Op, Side, Uplo};
+use redblue_core::{Diag, Op, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, getrf, laswp, trsm, Direction, KernelScalar, MatMut, MatRef, Par};
 
 /// What the factorisation found.
@@ -165,6 +165,38 @@ fn update_from<T: KernelScalar>(
     Ok(update_flops(h, wi, wk))
 }
 
+/// The order of `a`, or [`OocError::Invalid`] naming the file if it is not square.
+fn square_order<T: Scalar>(a: &DiskMatrix<T>) -> Result<usize, OocError> {
+    let (m, n) = a.shape();
+    if m != n {
+        return Err(OocError::Invalid(format!(
+            "{}: LU of a {m} x {n} matrix: not square",
+            a.path().display()
+        )));
+    }
+    Ok(m)
+}
+
+/// Rows `from..` of the columns `cols` read into `buf`, interchanged by `rel` (relative to
+/// `from`), written back: later steps' interchanges brought to a panel on disk.
+fn interchange_rows<T: KernelScalar>(
+    a: &mut DiskMatrix<T>,
+    from: usize,
+    cols: std::ops::Range<usize>,
+    rel: &[usize],
+    buf: &mut [T],
+) -> Result<(), OocError> {
+    let (m, w) = (a.shape().0, cols.len());
+    a.read(from..m, cols.clone(), buf)?;
+    laswp(
+        rows_mut(buf, m - from, w, 0..m - from)?,
+        rel,
+        Direction::Forward,
+    )
+    .map_err(|e| OocError::Invalid(e.to_string()))?;
+    a.write(from..m, cols, buf)
+}
+
 /// Rows `rows` of a column-major buffer of `ld` rows and `cols` columns, as a writable view.
 fn rows_mut<T: KernelScalar>(
     buf: &mut [T],
@@ -186,13 +218,7 @@ pub fn lu_left_pivoted<T: KernelScalar>(
     a: &mut DiskMatrix<T>,
     par: Par,
 ) -> Result<OocLu, OocError> {
-    let (m, n) = a.shape();
-    if m != n {
-        return Err(OocError::Invalid(format!(
-            "{}: LU of a {m} x {n} matrix: not square",
-            a.path().display()
-        )));
-    }
+    let m = square_order(a)?;
     let w = a.panel();
     let steps = a.panels();
     let start = a.io();
@@ -247,21 +273,13 @@ pub fn lu_left_pivoted<T: KernelScalar>(
         for i in 0..steps - 1 {
             let ci = a.panel_cols(i);
             let (h, wi) = (m - from, ci.len());
-            let tmp = &mut temp[..h * wi];
-            a.read(from..m, ci.clone(), tmp)?;
-            laswp(rows_mut(tmp, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
-            a.write(from..m, ci, tmp)?;
+            interchange_rows(a, from, ci, &rel, &mut temp[..h * wi])?;
         }
     }
-    let end = a.io();
     Ok(OocLu {
         ipiv,
         first_zero_pivot,
-        io: IoCounts {
-            read_elems: end.read_elems - start.read_elems,
-            write_elems: end.write_elems - start.write_elems,
-            checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
-        },
+        io: a.io().since(start),
         flops,
     })
 }
@@ -292,13 +310,7 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
     a: &mut DiskMatrix<T>,
     par: Par,
 ) -> Result<OocLu, OocError> {
-    let (m, n) = a.shape();
-    if m != n {
-        return Err(OocError::Invalid(format!(
-            "{}: LU of a {m} x {n} matrix: not square",
-            a.path().display()
-        )));
-    }
+    let m = square_order(a)?;
     let (w, steps, start) = (a.panel(), a.panels(), a.io());
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
@@ -340,15 +352,10 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
         laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
         a.write(0..m, c, full)?;
     }
-    let end = a.io();
     Ok(OocLu {
         ipiv,
         first_zero_pivot,
-        io: IoCounts {
-            read_elems: end.read_elems - start.read_elems,
-            write_elems: end.write_elems - start.write_elems,
-            checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
-        },
+        io: a.io().since(start),
         flops,
     })
 }
@@ -493,13 +500,7 @@ pub fn right_io(m: u64, w: u64) -> (u64, u64) {
 /// # Errors
 /// As [`lu_left_pivoted`].
 pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocLu, OocError> {
-    let (m, n) = a.shape();
-    if m != n {
-        return Err(OocError::Invalid(format!(
-            "{}: LU of a {m} x {n} matrix: not square",
-            a.path().display()
-        )));
-    }
+    let m = square_order(a)?;
     let (steps, start) = (a.panels(), a.io());
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
@@ -536,20 +537,12 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
         let from = ci.end;
         let (h, wi) = (m - from, ci.len());
         let rel: Vec<usize> = ipiv[from..].iter().map(|&q| q - from).collect();
-        let t = &mut trailing[..h * wi];
-        a.read(from..m, ci.clone(), t)?;
-        laswp(rows_mut(t, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
-        a.write(from..m, ci, t)?;
+        interchange_rows(a, from, ci, &rel, &mut trailing[..h * wi])?;
     }
-    let end = a.io();
     Ok(OocLu {
         ipiv,
         first_zero_pivot,
-        io: IoCounts {
-            read_elems: end.read_elems - start.read_elems,
-            write_elems: end.write_elems - start.write_elems,
-            checksum_read_elems: end.checksum_read_elems - start.checksum_read_elems,
-        },
+        io: a.io().since(start),
         flops,
     })
 }
