@@ -7,12 +7,13 @@ use crate::{ScalarType, SEED_A, SEED_B};
 use clap::{Args, ValueEnum};
 use redblue::core::{c32, c64, random, RealScalar, Scalar};
 use redblue::kernels::{KernelScalar, Par};
+use redblue::ooc::fault::{self, Fault};
 use redblue::ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_left_pivoted, lu_left_unpivoted, lu_right, right_io,
-    solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
+    left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_right, npy, right_io,
+    run_kind, solve_from_file, solve_io, DiskMatrix, LuFiles, LuVariant, OocError, OocLu, Progress,
 };
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// How the disk copy is kept during the factorisation.
@@ -57,6 +58,32 @@ pub struct OocLuArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Go on with the run recorded in --dir (stopped by a crash, a kill or an error) from its
+    /// last completed step; the matrix and the panel width are the run's.
+    #[arg(long, requires = "dir")]
+    resume: bool,
+    /// Make the n-th read, write or sync fail, or abort the process in the middle of the n-th
+    /// write (read:N, write:N, sync:N, abort:N): for the crash tests.
+    #[arg(long, hide = true)]
+    inject_fault: Option<Fault>,
+}
+
+impl Variant {
+    fn of_library(self) -> LuVariant {
+        match self {
+            Variant::LeftPivoted => LuVariant::LeftPivoted,
+            Variant::LeftUnpivoted => LuVariant::LeftUnpivoted,
+            Variant::Right => LuVariant::Right,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Variant::LeftPivoted => "left-pivoted",
+            Variant::LeftUnpivoted => "left-unpivoted",
+            Variant::Right => "right",
+        }
+    }
 }
 
 /// ScaLAPACK's LU tester threshold for `‖A·x − b‖ / (‖A‖·‖x‖·n·ε)`.
@@ -99,16 +126,39 @@ struct Measured {
     model: (u64, u64),
     io_seconds: (f64, f64),
     solve_residual: Option<f64>,
+    /// The steps a resumed run found done.
+    resumed_from: Option<u64>,
+    journal_elems: u64,
 }
 
-fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result<bool, OocError> {
-    std::fs::create_dir_all(dir).map_err(|source| OocError::Io {
-        path: dir.to_path_buf(),
-        what: "creating",
-        source,
-    })?;
+/// A run's files: the input `a.rbm`, the factors (`lu.rbm.partial` until they are finished,
+/// then `lu.rbm`), and the record of a resumable run.
+struct Files<T> {
+    a: DiskMatrix<T>,
+    f: DiskMatrix<T>,
+    progress: Option<Progress>,
+}
+
+fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> OocError {
+    let path = path.to_path_buf();
+    move |source| OocError::Io { path, what, source }
+}
+
+/// A new run in `dir`: the matrix written to `a.rbm` (generated or from the `.npy`), the
+/// factors' file, and for the left-looking variants a new record. The right-looking variant
+/// factors a copy of the input in place and keeps no record.
+fn start<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocError> {
+    for old in [
+        "lu.rbm",
+        "lu.rbm.partial",
+        "ipiv.npy",
+        "progress.rec",
+        "progress.journal",
+    ] {
+        let _ = std::fs::remove_file(dir.join(old)); // an earlier run's, if any
+    }
     let n = match &args.input {
-        Some(input) => redblue::ooc::npy::shape(input)?.0,
+        Some(input) => npy::shape(input)?.0,
         None => args.n,
     };
     let size = std::mem::size_of::<T>() as u64;
@@ -118,9 +168,8 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
         (None, None) => 256,
     }
     .clamp(1, n.max(1));
-    // The matrix, then the copy the factorisation overwrites: the input is never modified.
     let source = dir.join("a.rbm");
-    let mut a = match &args.input {
+    let a = match &args.input {
         Some(input) => DiskMatrix::<T>::from_npy(input, &source, w)?,
         None => DiskMatrix::<T>::create_from_fn(&source, n, n, w, |i, j| entry::<T>(i, j, SEED_A))?,
     };
@@ -130,30 +179,112 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
             source.display()
         )));
     }
-    let factors = dir.join("lu.rbm");
-    std::fs::copy(&source, &factors).map_err(|source| OocError::Io {
-        path: factors.clone(),
-        what: "copying the matrix to",
-        source,
-    })?;
-    let mut f = DiskMatrix::<T>::open(&factors)?;
-    let started = Instant::now();
-    let (nn, ww) = (n as u64, w as u64);
-    let (info, model) = match args.variant {
-        Variant::LeftPivoted => (lu_left_pivoted(&mut f, Par::Seq)?, left_pivoted_io(nn, ww)),
-        Variant::LeftUnpivoted => (
-            lu_left_unpivoted(&mut f, Par::Seq)?,
-            left_unpivoted_io(nn, ww),
-        ),
-        Variant::Right => (lu_right(&mut f, Par::Seq)?, right_io(nn, ww)),
+    let partial = dir.join("lu.rbm.partial");
+    if args.variant == Variant::Right {
+        std::fs::copy(&source, &partial).map_err(io_error(&partial, "copying the matrix to"))?;
+        let f = DiskMatrix::<T>::open(&partial)?;
+        return Ok(Files {
+            a,
+            f,
+            progress: None,
+        });
+    }
+    let f = DiskMatrix::<T>::create(&partial, n, n, w)?;
+    let kind = run_kind::<T>(args.variant.of_library().code(), n, w, a.fingerprint()?);
+    let progress = Some(Progress::create(dir, kind)?);
+    Ok(Files { a, f, progress })
+}
+
+/// The run recorded in `dir`, to go on with.
+fn resume<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocError> {
+    if args.variant == Variant::Right {
+        return Err(OocError::Invalid(
+            "--resume: the right-looking variant updates its trailing matrix in place and \
+             keeps no record; run it again without --resume"
+                .into(),
+        ));
+    }
+    let progress = Progress::open(dir)?;
+    let recorded = progress.record().kind.variant;
+    if recorded != args.variant.of_library().code() {
+        let name = [Variant::LeftPivoted, Variant::LeftUnpivoted]
+            .into_iter()
+            .find(|v| v.of_library().code() == recorded)
+            .map_or("another", Variant::name);
+        return Err(OocError::Invalid(format!(
+            "--resume: the run in {} is {name}; pass --variant {name}",
+            dir.display()
+        )));
+    }
+    let a = DiskMatrix::<T>::open(dir.join("a.rbm"))?;
+    let partial = dir.join("lu.rbm.partial");
+    let f = if partial.exists() {
+        DiskMatrix::<T>::open(&partial)?
+    } else {
+        DiskMatrix::<T>::open(dir.join("lu.rbm"))?
     };
+    Ok(Files {
+        a,
+        f,
+        progress: Some(progress),
+    })
+}
+
+fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocError> {
+    std::fs::create_dir_all(dir).map_err(io_error(dir, "creating"))?;
+    let Files {
+        mut a,
+        mut f,
+        mut progress,
+    } = if args.resume {
+        resume::<T>(args, dir)?
+    } else {
+        start::<T>(args, dir)?
+    };
+    let (n, w) = (a.shape().0, f.panel());
+    let resumed_from = progress
+        .as_ref()
+        .filter(|_| args.resume)
+        .map(|p| p.record().steps_done);
+    fault::inject(args.inject_fault);
+    let started = Instant::now();
+    // Only the right-looking variant has no record.
+    let info = match progress.as_mut() {
+        None => lu_right(&mut f, Par::Seq)?,
+        Some(p) => {
+            let files = LuFiles {
+                input: Some(&mut a),
+                factors: &mut f,
+                progress: Some(p),
+            };
+            match args.variant {
+                Variant::LeftPivoted => left_pivoted(files, Par::Seq)?,
+                _ => left_unpivoted(files, Par::Seq)?,
+            }
+        }
+    };
+    // Finished: the checksums durable, the pivots beside, then the factors under their name.
     f.sync()?;
+    npy::write_indices(dir.join("ipiv.npy"), &info.ipiv)?;
+    if f.path() != dir.join("lu.rbm") {
+        f.rename(dir.join("lu.rbm"))?;
+    }
     let seconds = started.elapsed().as_secs_f64();
-    let io_seconds = f.io_seconds();
+    fault::inject(None);
+    let io_seconds = (
+        a.io_seconds().0 + f.io_seconds().0,
+        a.io_seconds().1 + f.io_seconds().1,
+    );
     let solve_residual = if args.check {
         Some(check(&mut a, &mut f, &info.ipiv)?)
     } else {
         None
+    };
+    let (nn, ww) = (n as u64, w as u64);
+    let model = match args.variant {
+        Variant::LeftPivoted => left_pivoted_io(nn, ww),
+        Variant::LeftUnpivoted => left_unpivoted_io(nn, ww),
+        Variant::Right => right_io(nn, ww),
     };
     let run = Measured {
         n,
@@ -163,6 +294,8 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &std::path::Path) -> Result
         model,
         io_seconds,
         solve_residual,
+        resumed_from,
+        journal_elems: progress.as_ref().map_or(0, Progress::journal_elems),
     };
     report(args, &run);
     Ok(run.solve_residual.is_none_or(|r| r <= THRESHOLD) && run.info.first_zero_pivot.is_none())
@@ -178,13 +311,13 @@ fn report(args: &OocLuArgs, run: &Measured) {
         model,
         io_seconds: (read_s, write_s),
         solve_residual,
+        resumed_from,
+        journal_elems,
     } = run;
-    let variant = match args.variant {
-        Variant::LeftPivoted => "left-pivoted",
-        Variant::LeftUnpivoted => "left-unpivoted",
-        Variant::Right => "right",
-    };
-    let gflops = args.ty.flops_per_fma() * (*n as f64).powi(3) / 3.0 / seconds.max(1e-12) / 1e9;
+    let variant = args.variant.name();
+    // The operations this run performed (a resumed run: only the steps it did).
+    let ops = info.flops.trsm + info.flops.gemm + info.flops.getrf;
+    let gflops = args.ty.flops_per_fma() / 2.0 * ops / seconds.max(1e-12) / 1e9;
     if args.json {
         println!(
             "{}",
@@ -198,6 +331,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
                 "flops_trsm": info.flops.trsm, "flops_gemm": info.flops.gemm,
                 "flops_getrf": info.flops.getrf,
                 "solve_residual": solve_residual, "threshold": THRESHOLD,
+                "resumed_from_step": resumed_from, "journal_write_elems": journal_elems,
                 "dir": args.dir.as_ref().map(|d| d.display().to_string()),
             })
         );
@@ -213,6 +347,9 @@ fn report(args: &OocLuArgs, run: &Measured) {
         "  read  {} elements (model {}), {read_s:.3} s\n  wrote {} elements (model {}), {write_s:.3} s",
         info.io.read_elems, model.0, info.io.write_elems, model.1
     );
+    if let Some(k) = resumed_from {
+        println!("  resumed after {k} completed steps (the counts are this run's)");
+    }
     if let Some(col) = info.first_zero_pivot {
         println!("  zero pivot in column {col}: the matrix is singular");
     }
@@ -220,7 +357,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
         println!("  solve residual {r:.3e} (threshold {THRESHOLD})");
     }
     if let Some(d) = &args.dir {
-        println!("  files in {} (a.rbm, lu.rbm)", d.display());
+        println!("  files in {} (a.rbm, lu.rbm, ipiv.npy)", d.display());
     }
 }
 

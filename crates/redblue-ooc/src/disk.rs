@@ -2,7 +2,7 @@
 //! time, every element counted.
 
 use crate::format::{checksum, scalar_code, scalar_name, Header, HeaderProblem, HEADER_BYTES};
-use crate::OocError;
+use crate::{fault, OocError};
 use redblue_core::Scalar;
 use std::fs::{File, OpenOptions};
 use std::marker::PhantomData;
@@ -21,6 +21,18 @@ pub struct IoCounts {
     /// Elements read to compute or check panel checksums ([`DiskMatrix::sync`],
     /// [`DiskMatrix::verify`]).
     pub checksum_read_elems: u64,
+}
+
+impl std::ops::Add for IoCounts {
+    type Output = IoCounts;
+
+    fn add(self, o: IoCounts) -> IoCounts {
+        IoCounts {
+            read_elems: self.read_elems + o.read_elems,
+            write_elems: self.write_elems + o.write_elems,
+            checksum_read_elems: self.checksum_read_elems + o.checksum_read_elems,
+        }
+    }
 }
 
 impl IoCounts {
@@ -78,6 +90,21 @@ fn free_bytes(path: &Path) -> Option<u64> {
     // SAFETY: a NUL-terminated path and a valid out-pointer.
     let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
     (rc == 0).then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Syncs the folder holding `path`, so that a rename or a new file in it is durable.
+pub(crate) fn sync_dir(path: &Path) -> Result<(), OocError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    fault::gate(fault::Op::Sync)
+        .and_then(|()| File::open(dir)?.sync_all())
+        .map_err(|source| OocError::Io {
+            path: dir.to_path_buf(),
+            what: "syncing the folder",
+            source,
+        })
 }
 
 impl<T: Scalar> DiskMatrix<T> {
@@ -374,6 +401,7 @@ impl<T: Scalar> DiskMatrix<T> {
         self.check_rect(&rows, &cols, out.len())?;
         let started = std::time::Instant::now();
         let h = rows.len();
+        fault::gate(fault::Op::Read).map_err(|e| self.panel_error("reading", cols.start, e))?;
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
             self.file
@@ -399,13 +427,27 @@ impl<T: Scalar> DiskMatrix<T> {
         self.check_rect(&rows, &cols, data.len())?;
         let started = std::time::Instant::now();
         let h = rows.len();
+        // An injected failure writes the first half of the elements, as a write cut short.
+        let outcome = fault::check(fault::Op::Write);
+        let upto = match outcome {
+            fault::Outcome::Proceed => data.len(),
+            _ => data.len() / 2,
+        };
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
+            let column = &data[jj * h..((jj + 1) * h).min(upto.max(jj * h))];
             self.file
-                .write_all_at(bytes(&data[jj * h..(jj + 1) * h]), at)
+                .write_all_at(bytes(column), at)
                 .map_err(|source| self.panel_error("writing", j, source))?;
             let p = j / self.panel();
             self.stale[p] = true;
+        }
+        match outcome {
+            fault::Outcome::Proceed => {}
+            fault::Outcome::Fail => {
+                return Err(self.panel_error("writing", cols.start, fault::error(fault::Op::Write)))
+            }
+            fault::Outcome::Abort => std::process::abort(),
         }
         self.io.write_elems += data.len() as u64;
         self.seconds.1 += started.elapsed().as_secs_f64();
@@ -451,18 +493,69 @@ impl<T: Scalar> DiskMatrix<T> {
             let path = path.to_path_buf();
             move |source| OocError::Io { path, what, source }
         };
-        self.file
-            .sync_data()
-            .map_err(io("syncing the data of", &self.path))?;
+        self.flush()?;
         for (p, sum) in table {
             self.file
                 .write_all_at(&sum.to_le_bytes(), (HEADER_BYTES + 8 * p) as u64)
                 .map_err(io("writing the checksums of", &self.path))?;
             self.stale[p] = false;
         }
-        self.file
-            .sync_data()
+        fault::gate(fault::Op::Sync)
+            .and_then(|()| self.file.sync_data())
             .map_err(io("syncing the checksums of", &self.path))
+    }
+
+    /// Makes the data written so far durable (`fsync`), leaving the checksums for
+    /// [`DiskMatrix::sync`]: the commit point of a resumable run's steps.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file.
+    pub fn flush(&mut self) -> Result<(), OocError> {
+        fault::gate(fault::Op::Sync)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| OocError::Io {
+                path: self.path.clone(),
+                what: "syncing the data of",
+                source,
+            })
+    }
+
+    /// A fingerprint of the contents as of the last [`DiskMatrix::sync`]: the checksum of the
+    /// header and the checksum table (what a resumed run compares with its record's).
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file.
+    pub fn fingerprint(&self) -> Result<u64, OocError> {
+        let mut b = vec![0u8; HEADER_BYTES + 8 * self.panels()];
+        self.file
+            .read_exact_at(&mut b, 0)
+            .map_err(|source| OocError::Io {
+                path: self.path.clone(),
+                what: "reading the checksums of",
+                source,
+            })?;
+        Ok(checksum(&b))
+    }
+
+    /// Renames the file to `to`, durably (the folder synced after), the matrix staying open.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file.
+    pub fn rename(&mut self, to: impl AsRef<Path>) -> Result<(), OocError> {
+        let to = to.as_ref().to_path_buf();
+        std::fs::rename(&self.path, &to).map_err(|source| OocError::Io {
+            path: self.path.clone(),
+            what: "renaming",
+            source,
+        })?;
+        self.path = to;
+        sync_dir(&self.path)
+    }
+
+    /// Marks every panel's checksum out of date, to be recomputed by the next
+    /// [`DiskMatrix::sync`]: for a file another process was writing when it stopped.
+    pub fn forget_checksums(&mut self) {
+        self.stale.iter_mut().for_each(|s| *s = true);
     }
 
     /// Checks every panel against its checksum (panels written since the last

@@ -15,13 +15,17 @@
 
 mod disk;
 mod error;
+pub mod fault;
 pub mod format;
 pub mod lu;
 pub mod npy;
+mod progress;
 
 pub use disk::{DiskMatrix, IoCounts};
 pub use error::OocError;
 pub use lu::{
-    left_pivoted_io, left_unpivoted_io, lu_flops, lu_left_pivoted, lu_left_unpivoted, lu_right,
-    right_io, solve_from_file, solve_io, OocLu, PhaseFlops,
+    left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_flops, lu_left_pivoted,
+    lu_left_unpivoted, lu_right, right_io, solve_from_file, solve_io, LuFiles, LuVariant, OocLu,
+    PhaseFlops,
 };
+pub use progress::{run_kind, Progress, Record, RunKind};

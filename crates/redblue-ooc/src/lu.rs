@@ -14,7 +14,8 @@
 //! `w` the writes are seed 003's formula and the reads exceed it by that last application's
 //! `(K−1)·w·(M−(K−1)·w)`, which the seed leaves out.
 
-use crate::{DiskMatrix, IoCounts, OocError};
+use crate::format::scalar_code;
+use crate::{DiskMatrix, IoCounts, OocError, Progress};
 use redblue_core::{Diag, Op, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, getrf, laswp, trsm, Direction, KernelScalar, MatMut, MatRef, Par};
 
@@ -218,29 +219,44 @@ pub fn lu_left_pivoted<T: KernelScalar>(
     a: &mut DiskMatrix<T>,
     par: Par,
 ) -> Result<OocLu, OocError> {
-    let m = square_order(a)?;
-    let w = a.panel();
-    let steps = a.panels();
-    let start = a.io();
+    left_pivoted(LuFiles::in_place(a), par)
+}
+
+/// [`lu_left_pivoted`] on [`LuFiles`]: `A` read from the input, the factors written beside
+/// it, and with a [`Progress`] resumable — it starts from the record's step, and every write
+/// over a factored panel (step `k − 1`'s interchanges brought to it) is journaled first.
+///
+/// # Errors
+/// As [`lu_left_pivoted`]; [`OocError::Format`] for a record of another run.
+pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<OocLu, OocError> {
+    let m = f.order(LuVariant::LeftPivoted)?;
+    let (w, steps) = (f.factors.panel(), f.factors.panels());
+    let start = f.io();
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
-    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
-    let mut first_zero_pivot = None;
+    let Resumed {
+        step: first,
+        mut ipiv,
+        mut first_zero_pivot,
+        done,
+    } = f.resume()?;
+    // Whether step `k`'s write over the panel at column `c` is already on disk (replayed).
+    let written = |k: usize, c: usize| k == first && done.contains(&c);
     let mut flops = PhaseFlops::default();
     let mut active = vec![T::zero(); m * w];
     let mut temp = vec![T::zero(); m * w];
-    for k in 0..steps {
-        let c = a.panel_cols(k);
+    for k in first..steps {
+        let c = f.factors.panel_cols(k);
         let (r, wk) = (c.start, c.len());
         let act = &mut active[..m * wk];
-        a.read(0..m, c.clone(), act)?;
+        f.read_active(c.clone(), act)?;
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
         for i in 0..k {
-            let ci = a.panel_cols(i);
+            let ci = f.factors.panel_cols(i);
             let (ri, wi) = (ci.start, ci.len());
             let h = m - ri;
             let tmp = &mut temp[..h * wi];
-            a.read(ri..m, ci.clone(), tmp)?;
-            if i + 1 < k {
+            f.factors.read(ri..m, ci.clone(), tmp)?;
+            if i + 1 < k && !written(k, ri) {
                 // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
                 let from = (k - 1) * w;
                 let rel: Vec<usize> = ipiv[from..r].iter().map(|&p| p - from).collect();
@@ -253,7 +269,7 @@ pub fn lu_left_pivoted<T: KernelScalar>(
                 let back: Vec<T> = (0..wi)
                     .flat_map(|j| tmp[j * h + from - ri..(j + 1) * h].to_vec())
                     .collect();
-                a.write(from..m, ci.clone(), &back)?;
+                f.overwrite(k, from, ci.clone(), &back, &moved_rows(m - from, &rel))?;
             }
             flops += update_from(act, m, wk, tmp, h, ri, wi, par)?;
         }
@@ -264,22 +280,29 @@ pub fn lu_left_pivoted<T: KernelScalar>(
             first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
         ipiv.extend(info.pivots.ipiv().iter().map(|&p| r + p));
-        a.write(0..m, c, act)?;
+        f.factors.write(0..m, c, act)?;
+        f.commit(k + 1, &ipiv, first_zero_pivot)?;
     }
-    if steps >= 2 {
-        // The last step's interchanges to the panels on its left.
+    if first <= steps {
+        // The last step's interchanges to the panels on its left (a step of its own).
         let from = (steps - 1) * w;
         let rel: Vec<usize> = ipiv[from..].iter().map(|&p| p - from).collect();
         for i in 0..steps - 1 {
-            let ci = a.panel_cols(i);
-            let (h, wi) = (m - from, ci.len());
-            interchange_rows(a, from, ci, &rel, &mut temp[..h * wi])?;
+            let ci = f.factors.panel_cols(i);
+            if !written(steps, ci.start) {
+                let (h, wi) = (m - from, ci.len());
+                let buf = &mut temp[..h * wi];
+                f.factors.read(from..m, ci.clone(), buf)?;
+                laswp(rows_mut(buf, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
+                f.overwrite(steps, from, ci, buf, &moved_rows(h, &rel))?;
+            }
         }
+        f.commit(steps + 1, &ipiv, first_zero_pivot)?;
     }
     Ok(OocLu {
         ipiv,
         first_zero_pivot,
-        io: a.io().since(start),
+        io: f.io().since(start),
         flops,
     })
 }
@@ -310,25 +333,38 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
     a: &mut DiskMatrix<T>,
     par: Par,
 ) -> Result<OocLu, OocError> {
-    let m = square_order(a)?;
-    let (w, steps, start) = (a.panel(), a.panels(), a.io());
+    left_unpivoted(LuFiles::in_place(a), par)
+}
+
+/// [`lu_left_unpivoted`] on [`LuFiles`], as [`left_pivoted`]: its steps write only the
+/// active panel, and its final pass (a step of its own) journals each panel it pivots.
+///
+/// # Errors
+/// As [`left_pivoted`].
+pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<OocLu, OocError> {
+    let m = f.order(LuVariant::LeftUnpivoted)?;
+    let (w, steps, start) = (f.factors.panel(), f.factors.panels(), f.io());
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
-    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
-    let mut first_zero_pivot = None;
+    let Resumed {
+        step: first,
+        mut ipiv,
+        mut first_zero_pivot,
+        done,
+    } = f.resume()?;
     let mut flops = PhaseFlops::default();
     let mut active = vec![T::zero(); m * w];
     let mut temp = vec![T::zero(); m * w];
-    for k in 0..steps {
-        let c = a.panel_cols(k);
+    for k in first..steps {
+        let c = f.factors.panel_cols(k);
         let (r, wk) = (c.start, c.len());
         let act = &mut active[..m * wk];
-        a.read(0..m, c.clone(), act)?;
+        f.read_active(c.clone(), act)?;
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
         for i in 0..k {
-            let ci = a.panel_cols(i);
+            let ci = f.factors.panel_cols(i);
             let (ri, wi) = (ci.start, ci.len());
             let full = &mut temp[..m * wi];
-            a.read(0..m, ci, full)?;
+            f.factors.read(0..m, ci, full)?;
             laswp(rows_mut(full, m, wi, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
             // Rows ri.. of the panel, as the update wants them.
             let tmp: Vec<T> = (0..wi)
@@ -343,21 +379,224 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
         }
         ipiv.extend(info.pivots.ipiv().iter().map(|&p| r + p));
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Backward).map_err(kernel)?;
-        a.write(0..m, c, act)?;
+        f.factors.write(0..m, c, act)?;
+        f.commit(k + 1, &ipiv, first_zero_pivot)?;
     }
-    for p in 0..steps {
-        let c = a.panel_cols(p);
-        let full = &mut temp[..m * c.len()];
-        a.read(0..m, c.clone(), full)?;
-        laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
-        a.write(0..m, c, full)?;
+    if first <= steps {
+        let moved = moved_rows(m, &ipiv);
+        for p in 0..steps {
+            let c = f.factors.panel_cols(p);
+            if first == steps && done.contains(&c.start) {
+                continue;
+            }
+            let full = &mut temp[..m * c.len()];
+            f.factors.read(0..m, c.clone(), full)?;
+            laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
+            f.overwrite(steps, 0, c, full, &moved)?;
+        }
+        f.commit(steps + 1, &ipiv, first_zero_pivot)?;
     }
     Ok(OocLu {
         ipiv,
         first_zero_pivot,
-        io: a.io().since(start),
+        io: f.io().since(start),
         flops,
     })
+}
+
+/// The rows (of `0..h`) that the interchanges `rel` move, in order.
+fn moved_rows(h: usize, rel: &[usize]) -> Vec<usize> {
+    let mut perm: Vec<usize> = (0..h).collect();
+    for (i, &p) in rel.iter().enumerate() {
+        perm.swap(i, p);
+    }
+    (0..h).filter(|&r| perm[r] != r).collect()
+}
+
+/// The out-of-core LU variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LuVariant {
+    /// Left-looking, the disk copy kept pivoted ([`left_pivoted`]).
+    LeftPivoted,
+    /// Left-looking, the disk copy kept in `A`'s row order ([`left_unpivoted`]).
+    LeftUnpivoted,
+    /// Right-looking, the baseline ([`lu_right`]): in place only, not resumable.
+    Right,
+}
+
+impl LuVariant {
+    /// The code a progress record holds.
+    pub fn code(self) -> u32 {
+        match self {
+            LuVariant::LeftPivoted => 1,
+            LuVariant::LeftUnpivoted => 2,
+            LuVariant::Right => 3,
+        }
+    }
+}
+
+/// Where a factorisation reads `A`, where it keeps the factors, and whether it can resume.
+#[derive(Debug)]
+pub struct LuFiles<'a, T> {
+    /// `A`, read a panel at a time and never written (`None`: `A` is in `factors`, factored
+    /// in place).
+    pub input: Option<&'a mut DiskMatrix<T>>,
+    /// The factors: `L\U` in the rows of `P·A` when the factorisation returns; before, the
+    /// state its record describes.
+    pub factors: &'a mut DiskMatrix<T>,
+    /// The record and journal that make the run resumable (it needs `input`: a step in
+    /// progress is done again from the input).
+    pub progress: Option<&'a mut Progress>,
+}
+
+/// Where a run starts: the step in progress, the pivots and zero pivot so far, and the first
+/// columns of the panels whose write in that step the journal has replayed.
+struct Resumed {
+    step: usize,
+    ipiv: Vec<usize>,
+    first_zero_pivot: Option<usize>,
+    done: Vec<usize>,
+}
+
+impl<'a, T: KernelScalar> LuFiles<'a, T> {
+    /// `a` factored in place, not resumable.
+    pub fn in_place(a: &'a mut DiskMatrix<T>) -> Self {
+        LuFiles {
+            input: None,
+            factors: a,
+            progress: None,
+        }
+    }
+
+    /// The order, once the files and the record agree.
+    fn order(&self, variant: LuVariant) -> Result<usize, OocError> {
+        let m = square_order(self.factors)?;
+        let f = &*self.factors;
+        if let Some(a) = &self.input {
+            if a.shape() != f.shape() {
+                return Err(OocError::Invalid(format!(
+                    "{}: a {} x {} input for {} of another shape",
+                    a.path().display(),
+                    a.shape().0,
+                    a.shape().1,
+                    f.path().display()
+                )));
+            }
+        }
+        let Some(p) = &self.progress else {
+            return Ok(m);
+        };
+        let Some(a) = &self.input else {
+            return Err(OocError::Invalid(format!(
+                "{}: a resumable run needs its input in another file",
+                f.path().display()
+            )));
+        };
+        let k = &p.record().kind;
+        let want = (
+            variant.code(),
+            scalar_code::<T>(),
+            m as u64,
+            f.panel() as u64,
+        );
+        if (k.variant, k.scalar, k.n, k.panel) != want {
+            return Err(OocError::Format {
+                path: f.path().to_path_buf(),
+                why: "its progress record is of another run (variant, type, order or panel)".into(),
+            });
+        }
+        if k.input != a.fingerprint()? {
+            return Err(OocError::Format {
+                path: a.path().to_path_buf(),
+                why: "changed since the run it is the input of began".into(),
+            });
+        }
+        Ok(m)
+    }
+
+    /// The recorded state, the journal replayed (a fresh state without a record).
+    fn resume(&mut self) -> Result<Resumed, OocError> {
+        let Some(p) = self.progress.as_deref_mut() else {
+            return Ok(Resumed {
+                step: 0,
+                ipiv: Vec::new(),
+                first_zero_pivot: None,
+                done: Vec::new(),
+            });
+        };
+        let r = p.record().clone();
+        let (m, steps) = (self.factors.shape().0, self.factors.panels());
+        let step = r.steps_done as usize;
+        let pivots = if step >= steps {
+            m
+        } else {
+            step * self.factors.panel()
+        };
+        if step > steps + 1 || r.ipiv.len() != pivots || r.ipiv.iter().any(|&q| q >= m as u64) {
+            return Err(OocError::Format {
+                path: Progress::record_path(self.factors.path().parent().unwrap_or(".".as_ref())),
+                why: format!("{step} steps with {} pivots: inconsistent", r.ipiv.len()),
+            });
+        }
+        self.factors.forget_checksums();
+        let done = p.replay(self.factors)?;
+        Ok(Resumed {
+            step,
+            ipiv: r.ipiv.iter().map(|&q| q as usize).collect(),
+            first_zero_pivot: r.first_zero_pivot.map(|z| z as usize),
+            done,
+        })
+    }
+
+    /// Reads the columns `cols` of `A` whole: from the input, or in place.
+    fn read_active(&mut self, cols: std::ops::Range<usize>, buf: &mut [T]) -> Result<(), OocError> {
+        let m = self.factors.shape().0;
+        match self.input.as_deref_mut() {
+            Some(a) => a.read(0..m, cols, buf),
+            None => self.factors.read(0..m, cols, buf),
+        }
+    }
+
+    /// Writes `data` (rows `from..`, column-major) over the factored columns `cols`, the rows
+    /// `moved` (relative to `from`: the ones that change) journaled first.
+    fn overwrite(
+        &mut self,
+        step: usize,
+        from: usize,
+        cols: std::ops::Range<usize>,
+        data: &[T],
+        moved: &[usize],
+    ) -> Result<(), OocError> {
+        let m = self.factors.shape().0;
+        if let Some(p) = self.progress.as_deref_mut() {
+            let h = m - from;
+            let values: Vec<T> = (0..cols.len())
+                .flat_map(|j| moved.iter().map(move |&r| data[j * h + r]))
+                .collect();
+            let rows: Vec<usize> = moved.iter().map(|&r| from + r).collect();
+            p.journal(step, cols.clone(), &rows, &values)?;
+        }
+        self.factors.write(from..m, cols, data)
+    }
+
+    /// Commits `steps_done` steps (nothing without a record).
+    fn commit(
+        &mut self,
+        steps_done: usize,
+        ipiv: &[usize],
+        first_zero_pivot: Option<usize>,
+    ) -> Result<(), OocError> {
+        match self.progress.as_deref_mut() {
+            Some(p) => p.commit(self.factors, steps_done, ipiv, first_zero_pivot),
+            None => Ok(()),
+        }
+    }
+
+    /// The elements moved in both files so far.
+    fn io(&self) -> IoCounts {
+        let input = self.input.as_ref().map(|a| a.io()).unwrap_or_default();
+        input + self.factors.io()
+    }
 }
 
 /// Elements [`solve_from_file`] reads for an `m × m` matrix in panels of `w`: each panel's rows

@@ -183,19 +183,8 @@ impl<T: Scalar> DiskMatrix<T> {
     pub fn to_npy(&mut self, npy: impl AsRef<Path>) -> Result<(), OocError> {
         let npy = npy.as_ref();
         let (rows, cols) = self.shape();
-        let mut text = format!(
-            "{{'descr': '{}', 'fortran_order': True, 'shape': ({rows}, {cols}), }}",
-            descr::<T>()
-        );
-        while (10 + text.len() + 1) % 64 != 0 {
-            text.push(' ');
-        }
-        text.push('\n');
-        let mut out = File::create(npy).map_err(io_err(npy, "creating"))?;
-        let mut head = b"\x93NUMPY\x01\x00".to_vec();
-        head.extend_from_slice(&(text.len() as u16).to_le_bytes());
-        head.extend_from_slice(text.as_bytes());
-        out.write_all(&head).map_err(io_err(npy, "writing"))?;
+        let shape = format!("({rows}, {cols})");
+        let mut out = create_with_header(npy, descr::<T>(), &shape)?;
         for p in 0..self.panels() {
             let c = self.panel_cols(p);
             let mut data = vec![T::zero(); rows * c.len()];
@@ -205,4 +194,35 @@ impl<T: Scalar> DiskMatrix<T> {
         }
         out.sync_all().map_err(io_err(npy, "syncing"))
     }
+}
+
+/// A new `.npy` file (version 1.0, Fortran order) with its header written.
+fn create_with_header(npy: &Path, descr: &str, shape: &str) -> Result<File, OocError> {
+    let mut text = format!("{{'descr': '{descr}', 'fortran_order': True, 'shape': {shape}, }}");
+    while (10 + text.len() + 1) % 64 != 0 {
+        text.push(' ');
+    }
+    text.push('\n');
+    let mut out = File::create(npy).map_err(io_err(npy, "creating"))?;
+    let mut head = b"\x93NUMPY\x01\x00".to_vec();
+    head.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    head.extend_from_slice(text.as_bytes());
+    out.write_all(&head).map_err(io_err(npy, "writing"))?;
+    Ok(out)
+}
+
+/// Writes `indices` to the `.npy` file `npy` as a one-dimensional `int64` array (a
+/// factorisation's pivots), synced.
+///
+/// # Errors
+/// [`OocError::Io`] naming the file.
+pub fn write_indices(npy: impl AsRef<Path>, indices: &[usize]) -> Result<(), OocError> {
+    let npy = npy.as_ref();
+    let mut out = create_with_header(npy, "<i8", &format!("({},)", indices.len()))?;
+    let data: Vec<u8> = indices
+        .iter()
+        .flat_map(|&i| (i as i64).to_le_bytes())
+        .collect();
+    out.write_all(&data).map_err(io_err(npy, "writing"))?;
+    out.sync_all().map_err(io_err(npy, "syncing"))
 }
