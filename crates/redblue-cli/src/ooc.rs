@@ -1,16 +1,17 @@
 //! `redblue ooc-lu`: seed 003's left-looking out-of-core LU on one process, the matrix in a file
-//! (generated, or read from a `.npy`), two panels of it in memory; reports the time, the flop
+//! (generated, or read from a `.npy`), a few panels of it in memory; reports the time, the flop
 //! rate, the elements read and written against the exact model and the seconds they took, and
 //! with `--check` the solve's residual, the solve streaming the factors from disk.
 
 use crate::{ScalarType, SEED_A, SEED_B};
 use clap::{Args, ValueEnum};
 use redblue::core::{c32, c64, random, RealScalar, Scalar};
-use redblue::kernels::{KernelScalar, Par};
+use redblue::kernels::{getrf, KernelScalar, MatMut, Par};
 use redblue::ooc::fault::{self, Fault};
 use redblue::ooc::{
-    left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_right, npy, right_io,
-    run_kind, solve_from_file, solve_io, DiskMatrix, LuFiles, LuVariant, OocError, OocLu, Progress,
+    factor_residual, left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_right,
+    npy, right_io, run_kind, solve_from_file, solve_io, DiskMatrix, LuFiles, LuVariant, OocError,
+    OocLu, Progress,
 };
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -32,8 +33,11 @@ pub struct OocLuArgs {
     /// Order of A (ignored with --input).
     #[arg(long, default_value_t = 2048)]
     n: usize,
-    /// Bytes of memory for the two panels; the panel width is the widest that fits (the whole
-    /// matrix, in core, when it fits twice over).
+    /// Bytes of memory for the panels: three for the left-looking variants (the active one,
+    /// the one in use, the next one being read), two for the right-looking one; the panel
+    /// width is the widest that fits (the whole matrix, one panel, when it fits).
+    ///
+    /// A resumed run keeps its panel width.
     #[arg(long)]
     memory: Option<u64>,
     /// The panel width in columns (instead of --memory).
@@ -58,6 +62,13 @@ pub struct OocLuArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Also time the in-core LU of the same matrix (read whole into memory) with the same
+    /// threads, right after, and report both.
+    #[arg(long)]
+    compare_in_core: bool,
+    /// Threads for the kernels (the products and panel factorisations).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Go on with the run recorded in --dir (stopped by a crash, a kill or an error) from its
     /// last completed step; the matrix and the panel width are the run's.
     #[arg(long, requires = "dir")]
@@ -125,7 +136,10 @@ struct Measured {
     info: OocLu,
     model: (u64, u64),
     io_seconds: (f64, f64),
-    solve_residual: Option<f64>,
+    /// With `--check`: the factors' residual and the solve's.
+    residuals: Option<(f64, f64)>,
+    /// With `--compare-in-core`: the seconds of the in-core LU of the same matrix.
+    in_core_s: Option<f64>,
     /// The steps a resumed run found done.
     resumed_from: Option<u64>,
     journal_elems: u64,
@@ -164,7 +178,10 @@ fn start<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocE
     let size = std::mem::size_of::<T>() as u64;
     let w = match (args.panel, args.memory) {
         (Some(w), _) => w,
-        (None, Some(bytes)) => (bytes / (2 * size * n.max(1) as u64)) as usize,
+        (None, Some(bytes)) => {
+            let panels = if args.variant == Variant::Right { 2 } else { 3 };
+            (bytes / (panels * size * n.max(1) as u64)) as usize
+        }
         (None, None) => 256,
     }
     .clamp(1, n.max(1));
@@ -248,18 +265,23 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
         .map(|p| p.record().steps_done);
     fault::inject(args.inject_fault);
     let started = Instant::now();
+    let par = match args.threads {
+        0 | 1 => Par::Seq,
+        t => Par::Threads(t),
+    };
     // Only the right-looking variant has no record.
     let info = match progress.as_mut() {
-        None => lu_right(&mut f, Par::Seq)?,
+        None => lu_right(&mut f, par)?,
         Some(p) => {
             let files = LuFiles {
                 input: Some(&mut a),
                 factors: &mut f,
                 progress: Some(p),
+                read_ahead: true,
             };
             match args.variant {
-                Variant::LeftPivoted => left_pivoted(files, Par::Seq)?,
-                _ => left_unpivoted(files, Par::Seq)?,
+                Variant::LeftPivoted => left_pivoted(files, par)?,
+                _ => left_unpivoted(files, par)?,
             }
         }
     };
@@ -275,11 +297,7 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
         a.io_seconds().0 + f.io_seconds().0,
         a.io_seconds().1 + f.io_seconds().1,
     );
-    let solve_residual = if args.check {
-        Some(check(&mut a, &mut f, &info.ipiv)?)
-    } else {
-        None
-    };
+    let (residuals, in_core_s) = afterwards(args, &mut a, &mut f, &info.ipiv, par)?;
     let (nn, ww) = (n as u64, w as u64);
     let model = match args.variant {
         Variant::LeftPivoted => left_pivoted_io(nn, ww),
@@ -293,12 +311,49 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
         info,
         model,
         io_seconds,
-        solve_residual,
+        residuals,
         resumed_from,
         journal_elems: progress.as_ref().map_or(0, Progress::journal_elems),
+        in_core_s,
     };
     report(args, &run);
-    Ok(run.solve_residual.is_none_or(|r| r <= THRESHOLD) && run.info.first_zero_pivot.is_none())
+    let passed = run
+        .residuals
+        .is_none_or(|(r, s)| r <= THRESHOLD && s <= THRESHOLD);
+    Ok(passed && run.info.first_zero_pivot.is_none())
+}
+
+/// What `--check` and `--compare-in-core` ask for after the factorisation: the factors'
+/// residual and the solve's, and the seconds of the in-core LU of the same matrix.
+#[allow(clippy::type_complexity)]
+fn afterwards<T: KernelScalar>(
+    args: &OocLuArgs,
+    a: &mut DiskMatrix<T>,
+    f: &mut DiskMatrix<T>,
+    ipiv: &[usize],
+    par: Par,
+) -> Result<(Option<(f64, f64)>, Option<f64>), OocError> {
+    let residuals = if args.check {
+        let r = factor_residual(a, f, ipiv, par)?;
+        Some((r, check(a, f, ipiv)?))
+    } else {
+        None
+    };
+    let in_core = if args.compare_in_core {
+        let n = a.shape().0;
+        let mut all = vec![T::zero(); n * n];
+        a.read(0..n, 0..n, &mut all)?;
+        let started = Instant::now();
+        let view =
+            MatMut::from_slice(&mut all, n, n, n).map_err(|e| OocError::Invalid(e.to_string()))?;
+        let lu = getrf(view, par).map_err(|e| OocError::Invalid(e.to_string()))?;
+        let seconds = started.elapsed().as_secs_f64();
+        drop(lu); // only the time is wanted
+        Some(seconds)
+    } else {
+        None
+    };
+    Ok((residuals, in_core))
 }
 
 /// Prints a run as JSON or text.
@@ -310,10 +365,12 @@ fn report(args: &OocLuArgs, run: &Measured) {
         info,
         model,
         io_seconds: (read_s, write_s),
-        solve_residual,
+        residuals,
         resumed_from,
         journal_elems,
+        in_core_s,
     } = run;
+    let (residual, solve_residual) = (residuals.map(|r| r.0), residuals.map(|r| r.1));
     let variant = args.variant.name();
     // The operations this run performed (a resumed run: only the steps it did).
     let ops = info.flops.trsm + info.flops.gemm + info.flops.getrf;
@@ -326,11 +383,12 @@ fn report(args: &OocLuArgs, run: &Measured) {
                 "time_s": seconds, "gflops": gflops,
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
-                "io_read_s": read_s, "io_write_s": write_s,
+                "io_read_s": read_s, "io_write_s": write_s, "io_wait_s": info.read_wait_s,
                 "first_zero_pivot": info.first_zero_pivot,
                 "flops_trsm": info.flops.trsm, "flops_gemm": info.flops.gemm,
                 "flops_getrf": info.flops.getrf,
-                "solve_residual": solve_residual, "threshold": THRESHOLD,
+                "residual": residual, "solve_residual": solve_residual, "threshold": THRESHOLD,
+                "in_core_time_s": in_core_s, "ratio_to_in_core": in_core_s.map(|s| seconds / s),
                 "resumed_from_step": resumed_from, "journal_write_elems": journal_elems,
                 "dir": args.dir.as_ref().map(|d| d.display().to_string()),
             })
@@ -344,8 +402,8 @@ fn report(args: &OocLuArgs, run: &Measured) {
     );
     println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
     println!(
-        "  read  {} elements (model {}), {read_s:.3} s\n  wrote {} elements (model {}), {write_s:.3} s",
-        info.io.read_elems, model.0, info.io.write_elems, model.1
+        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s",
+        info.io.read_elems, model.0, info.read_wait_s, info.io.write_elems, model.1
     );
     if let Some(k) = resumed_from {
         println!("  resumed after {k} completed steps (the counts are this run's)");
@@ -353,8 +411,14 @@ fn report(args: &OocLuArgs, run: &Measured) {
     if let Some(col) = info.first_zero_pivot {
         println!("  zero pivot in column {col}: the matrix is singular");
     }
-    if let Some(r) = solve_residual {
-        println!("  solve residual {r:.3e} (threshold {THRESHOLD})");
+    if let Some((r, s)) = residuals {
+        println!("  residual {r:.3e}, solve residual {s:.3e} (threshold {THRESHOLD})");
+    }
+    if let Some(s) = in_core_s {
+        println!(
+            "  in-core LU of the same matrix {s:.3} s: out of core takes {:.2}x",
+            seconds / s
+        );
     }
     if let Some(d) = &args.dir {
         println!("  files in {} (a.rbm, lu.rbm, ipiv.npy)", d.display());

@@ -616,6 +616,7 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
         assert_eq!(v["io_read_elems"], v["model_read_elems"], "{v}");
         assert_eq!(v["io_write_elems"], v["model_write_elems"], "{v}");
         assert!(v["solve_residual"].as_f64().unwrap() < 1.0, "{v}");
+        assert!(v["residual"].as_f64().unwrap() < 1.0, "{v}");
         for field in [
             "time_s",
             "gflops",
@@ -631,8 +632,15 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
     // A memory budget holding the matrix twice over: in core, one panel, each element read
     // and written once.
     let v = json_line(&redblue(&[
-        "ooc-lu", "--n", "64", "--memory", "1000000", "--json",
+        "ooc-lu",
+        "--n",
+        "64",
+        "--memory",
+        "1000000",
+        "--json",
+        "--compare-in-core",
     ]));
+    assert!(v["in_core_time_s"].as_f64().is_some() && v["ratio_to_in_core"].as_f64().is_some());
     assert_eq!(
         (v["panel"].as_u64(), v["io_read_elems"].as_u64()),
         (Some(64), Some(64 * 64))

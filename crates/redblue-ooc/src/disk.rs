@@ -64,6 +64,14 @@ pub struct DiskMatrix<T> {
     _t: PhantomData<T>,
 }
 
+/// A read running on its own thread ([`DiskMatrix::read_ahead`]).
+#[derive(Debug)]
+pub struct PendingRead<T> {
+    thread: std::thread::JoinHandle<(Vec<T>, std::io::Result<()>, f64)>,
+    path: PathBuf,
+    first: usize,
+}
+
 /// `s` as bytes (the four scalar types are plain data without padding).
 pub(crate) fn bytes<T: Scalar>(s: &[T]) -> &[u8] {
     // SAFETY: `T` is f32, f64 or a complex of them (`Scalar` is sealed): every bit pattern is a
@@ -411,6 +419,60 @@ impl<T: Scalar> DiskMatrix<T> {
         self.io.read_elems += out.len() as u64;
         self.seconds.0 += started.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// Starts reading rows `rows` × columns `cols` into `buf` on a thread of its own (seed
+    /// 003's non-blocking read), to be collected by [`DiskMatrix::finish_read`]; meanwhile the
+    /// caller must not write that rectangle.
+    ///
+    /// # Errors
+    /// As [`DiskMatrix::read`] for the rectangle; the read's own failure comes from
+    /// [`DiskMatrix::finish_read`].
+    pub fn read_ahead(
+        &self,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        mut buf: Vec<T>,
+    ) -> Result<PendingRead<T>, OocError> {
+        self.check_rect(&rows, &cols, buf.len())?;
+        let first = cols.start;
+        let offsets: Vec<u64> = cols.clone().map(|j| self.offset(rows.start, j)).collect();
+        let h = rows.len();
+        let file = fault::gate(fault::Op::Read).and_then(|()| self.file.try_clone());
+        let thread = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let result = file.and_then(|file| {
+                offsets.iter().enumerate().try_for_each(|(jj, &at)| {
+                    file.read_exact_at(bytes_mut(&mut buf[jj * h..(jj + 1) * h]), at)
+                })
+            });
+            (buf, result, started.elapsed().as_secs_f64())
+        });
+        Ok(PendingRead {
+            thread,
+            path: self.path.clone(),
+            first,
+        })
+    }
+
+    /// Waits for a read [`DiskMatrix::read_ahead`] started on this matrix and returns its
+    /// buffer, the read counted.
+    ///
+    /// # Errors
+    /// [`OocError::Panel`] naming the file and the panel: the read failed.
+    pub fn finish_read(&mut self, read: PendingRead<T>) -> Result<Vec<T>, OocError> {
+        debug_assert_eq!(read.path, self.path);
+        let (buf, result, seconds) = read.thread.join().map_err(|_| {
+            self.panel_error(
+                "reading",
+                read.first,
+                std::io::Error::other("the reader panicked"),
+            )
+        })?;
+        result.map_err(|source| self.panel_error("reading", read.first, source))?;
+        self.io.read_elems += buf.len() as u64;
+        self.seconds.0 += seconds;
+        Ok(buf)
     }
 
     /// Writes `data` (column-major, `rows.len()` per column) over rows `rows` × columns

@@ -20,8 +20,9 @@ pub mod format;
 pub mod lu;
 pub mod npy;
 mod progress;
+mod residual;
 
-pub use disk::{DiskMatrix, IoCounts};
+pub use disk::{DiskMatrix, IoCounts, PendingRead};
 pub use error::OocError;
 pub use lu::{
     left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_flops, lu_left_pivoted,
@@ -29,3 +30,4 @@ pub use lu::{
     PhaseFlops,
 };
 pub use progress::{run_kind, Progress, Record, RunKind};
+pub use residual::factor_residual;

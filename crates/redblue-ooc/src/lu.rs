@@ -15,7 +15,7 @@
 //! `(K−1)·w·(M−(K−1)·w)`, which the seed leaves out.
 
 use crate::format::scalar_code;
-use crate::{DiskMatrix, IoCounts, OocError, Progress};
+use crate::{DiskMatrix, IoCounts, OocError, PendingRead, Progress};
 use redblue_core::{Diag, Op, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, getrf, laswp, trsm, Direction, KernelScalar, MatMut, MatRef, Par};
 
@@ -30,6 +30,9 @@ pub struct OocLu {
     pub io: IoCounts,
     /// The floating-point operations of each phase.
     pub flops: PhaseFlops,
+    /// Seconds the computation waited for reads (less than the reads took when they were
+    /// started ahead).
+    pub read_wait_s: f64,
 }
 
 /// Floating-point operations of an LU's phases (a complex operation counts as one; `2·m·n·k`
@@ -242,20 +245,21 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
     // Whether step `k`'s write over the panel at column `c` is already on disk (replayed).
     let written = |k: usize, c: usize| k == first && done.contains(&c);
     let mut flops = PhaseFlops::default();
-    let mut active = vec![T::zero(); m * w];
-    let mut temp = vec![T::zero(); m * w];
+    let plan = plan_reads(f.factors, LuVariant::LeftPivoted, first, &done);
+    let mut reader = Reader::new(plan, f.read_ahead);
+    let (mut active, mut temp) = (Vec::new(), Vec::new());
     for k in first..steps {
         let c = f.factors.panel_cols(k);
         let (r, wk) = (c.start, c.len());
-        let act = &mut active[..m * wk];
-        f.read_active(c.clone(), act)?;
+        reader.next(&mut f, &mut active)?;
+        let act = &mut active[..];
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
         for i in 0..k {
             let ci = f.factors.panel_cols(i);
             let (ri, wi) = (ci.start, ci.len());
             let h = m - ri;
-            let tmp = &mut temp[..h * wi];
-            f.factors.read(ri..m, ci.clone(), tmp)?;
+            reader.next(&mut f, &mut temp)?;
+            let tmp = &mut temp[..];
             if i + 1 < k && !written(k, ri) {
                 // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
                 let from = (k - 1) * w;
@@ -285,14 +289,14 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
     }
     if first <= steps {
         // The last step's interchanges to the panels on its left (a step of its own).
-        let from = (steps - 1) * w;
+        let from = steps.saturating_sub(1) * w;
         let rel: Vec<usize> = ipiv[from..].iter().map(|&p| p - from).collect();
-        for i in 0..steps - 1 {
+        for i in 0..steps.saturating_sub(1) {
             let ci = f.factors.panel_cols(i);
             if !written(steps, ci.start) {
                 let (h, wi) = (m - from, ci.len());
-                let buf = &mut temp[..h * wi];
-                f.factors.read(from..m, ci.clone(), buf)?;
+                reader.next(&mut f, &mut temp)?;
+                let buf = &mut temp[..];
                 laswp(rows_mut(buf, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
                 f.overwrite(steps, from, ci, buf, &moved_rows(h, &rel))?;
             }
@@ -304,6 +308,7 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
         first_zero_pivot,
         io: f.io().since(start),
         flops,
+        read_wait_s: reader.waited,
     })
 }
 
@@ -343,7 +348,7 @@ pub fn lu_left_unpivoted<T: KernelScalar>(
 /// As [`left_pivoted`].
 pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<OocLu, OocError> {
     let m = f.order(LuVariant::LeftUnpivoted)?;
-    let (w, steps, start) = (f.factors.panel(), f.factors.panels(), f.io());
+    let (steps, start) = (f.factors.panels(), f.io());
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let Resumed {
         step: first,
@@ -352,19 +357,20 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
         done,
     } = f.resume()?;
     let mut flops = PhaseFlops::default();
-    let mut active = vec![T::zero(); m * w];
-    let mut temp = vec![T::zero(); m * w];
+    let plan = plan_reads(f.factors, LuVariant::LeftUnpivoted, first, &done);
+    let mut reader = Reader::new(plan, f.read_ahead);
+    let (mut active, mut temp) = (Vec::new(), Vec::new());
     for k in first..steps {
         let c = f.factors.panel_cols(k);
         let (r, wk) = (c.start, c.len());
-        let act = &mut active[..m * wk];
-        f.read_active(c.clone(), act)?;
+        reader.next(&mut f, &mut active)?;
+        let act = &mut active[..];
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
         for i in 0..k {
             let ci = f.factors.panel_cols(i);
             let (ri, wi) = (ci.start, ci.len());
-            let full = &mut temp[..m * wi];
-            f.factors.read(0..m, ci, full)?;
+            reader.next(&mut f, &mut temp)?;
+            let full = &mut temp[..];
             laswp(rows_mut(full, m, wi, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
             // Rows ri.. of the panel, as the update wants them.
             let tmp: Vec<T> = (0..wi)
@@ -389,8 +395,8 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
             if first == steps && done.contains(&c.start) {
                 continue;
             }
-            let full = &mut temp[..m * c.len()];
-            f.factors.read(0..m, c.clone(), full)?;
+            reader.next(&mut f, &mut temp)?;
+            let full = &mut temp[..];
             laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
             f.overwrite(steps, 0, c, full, &moved)?;
         }
@@ -401,6 +407,7 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
         first_zero_pivot,
         io: f.io().since(start),
         flops,
+        read_wait_s: reader.waited,
     })
 }
 
@@ -411,6 +418,115 @@ fn moved_rows(h: usize, rel: &[usize]) -> Vec<usize> {
         perm.swap(i, p);
     }
     (0..h).filter(|&r| perm[r] != r).collect()
+}
+
+/// Which file a planned read is from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// `A`: the input, or the factors' file when in place.
+    A,
+    /// The factors.
+    Factors,
+}
+
+/// One read of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Planned {
+    from: Source,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+}
+
+/// The reads a left-looking run makes from step `first` on, in order (the panels of the final
+/// pass that `done` lists are not read again): each step's active panel, then the panels to
+/// its left (pivoted: rows from their diagonal block down; unpivoted: whole), then the final
+/// pass's panels.
+fn plan_reads<T: Scalar>(
+    f: &DiskMatrix<T>,
+    variant: LuVariant,
+    first: usize,
+    done: &[usize],
+) -> Vec<Planned> {
+    let (m, steps) = (f.shape().0, f.panels());
+    let pivoted = variant == LuVariant::LeftPivoted;
+    let read = |from, rows, cols| Planned { from, rows, cols };
+    let mut plan = Vec::new();
+    for k in first..steps {
+        plan.push(read(Source::A, 0..m, f.panel_cols(k)));
+        for i in 0..k {
+            let c = f.panel_cols(i);
+            let rows = if pivoted { c.start..m } else { 0..m };
+            plan.push(read(Source::Factors, rows, c));
+        }
+    }
+    if first <= steps {
+        let (last, from) = if pivoted {
+            (steps.saturating_sub(1), steps.saturating_sub(1) * f.panel())
+        } else {
+            (steps, 0)
+        };
+        for i in 0..last {
+            let c = f.panel_cols(i);
+            if !(first == steps && done.contains(&c.start)) {
+                plan.push(read(Source::Factors, from..m, c));
+            }
+        }
+    }
+    plan
+}
+
+/// A run's planned reads, made in order, each started (with [`LuFiles::read_ahead`]) while
+/// the one before it is in use.
+struct Reader<T> {
+    plan: std::collections::VecDeque<Planned>,
+    pending: Option<(Source, PendingRead<T>)>,
+    spare: Vec<T>,
+    ahead: bool,
+    /// Seconds the computation waited for reads (all of a read made on the spot).
+    waited: f64,
+}
+
+impl<T: KernelScalar> Reader<T> {
+    fn new(plan: Vec<Planned>, ahead: bool) -> Self {
+        Reader {
+            plan: plan.into(),
+            pending: None,
+            spare: Vec::new(),
+            ahead,
+            waited: 0.0,
+        }
+    }
+
+    /// The next planned read into `buf` (its length set to the rectangle's), and the one
+    /// after it started.
+    fn next(&mut self, f: &mut LuFiles<'_, T>, buf: &mut Vec<T>) -> Result<(), OocError> {
+        let r = self.plan.pop_front().ok_or_else(|| {
+            OocError::Invalid("an out-of-core LU read more than it planned".into())
+        })?;
+        match self.pending.take() {
+            Some((from, pending)) => {
+                let started = std::time::Instant::now();
+                let data = f.file(from).finish_read(pending)?;
+                self.waited += started.elapsed().as_secs_f64();
+                self.spare = std::mem::replace(buf, data);
+            }
+            None => {
+                let started = std::time::Instant::now();
+                buf.resize(r.rows.len() * r.cols.len(), T::zero());
+                f.file(r.from).read(r.rows, r.cols, buf)?;
+                self.waited += started.elapsed().as_secs_f64();
+            }
+        }
+        if let Some(n) = self.plan.front().filter(|_| self.ahead) {
+            let mut into = std::mem::take(&mut self.spare);
+            into.resize(n.rows.len() * n.cols.len(), T::zero());
+            let pending = f
+                .file(n.from)
+                .read_ahead(n.rows.clone(), n.cols.clone(), into)?;
+            self.pending = Some((n.from, pending));
+        }
+        Ok(())
+    }
 }
 
 /// The out-of-core LU variants.
@@ -447,6 +563,9 @@ pub struct LuFiles<'a, T> {
     /// The record and journal that make the run resumable (it needs `input`: a step in
     /// progress is done again from the input).
     pub progress: Option<&'a mut Progress>,
+    /// Each read started while the one before it is in use (seed 003's non-blocking reads: a
+    /// third panel in memory, the one being read).
+    pub read_ahead: bool,
 }
 
 /// Where a run starts: the step in progress, the pivots and zero pivot so far, and the first
@@ -459,12 +578,13 @@ struct Resumed {
 }
 
 impl<'a, T: KernelScalar> LuFiles<'a, T> {
-    /// `a` factored in place, not resumable.
+    /// `a` factored in place, not resumable, two panels in memory.
     pub fn in_place(a: &'a mut DiskMatrix<T>) -> Self {
         LuFiles {
             input: None,
             factors: a,
             progress: None,
+            read_ahead: false,
         }
     }
 
@@ -548,12 +668,11 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
         })
     }
 
-    /// Reads the columns `cols` of `A` whole: from the input, or in place.
-    fn read_active(&mut self, cols: std::ops::Range<usize>, buf: &mut [T]) -> Result<(), OocError> {
-        let m = self.factors.shape().0;
-        match self.input.as_deref_mut() {
-            Some(a) => a.read(0..m, cols, buf),
-            None => self.factors.read(0..m, cols, buf),
+    /// The file reads `from` are made from.
+    fn file(&mut self, from: Source) -> &mut DiskMatrix<T> {
+        match (from, self.input.as_deref_mut()) {
+            (Source::A, Some(a)) => a,
+            _ => self.factors,
         }
     }
 
@@ -740,7 +859,7 @@ pub fn right_io(m: u64, w: u64) -> (u64, u64) {
 /// As [`lu_left_pivoted`].
 pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocLu, OocError> {
     let m = square_order(a)?;
-    let (steps, start) = (a.panels(), a.io());
+    let (steps, start, read_s) = (a.panels(), a.io(), a.io_seconds().0);
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
     let mut first_zero_pivot = None;
@@ -783,5 +902,62 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
         first_zero_pivot,
         io: a.io().since(start),
         flops,
+        read_wait_s: a.io_seconds().0 - read_s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("redblue-ooc-unit-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join("m.rbm")
+    }
+
+    #[test]
+    fn the_planned_reads_are_the_models_reads() {
+        for (m, w) in [(23, 5), (24, 6), (7, 7), (1, 3)] {
+            let path = temp(&format!("plan-{m}-{w}"));
+            let f = DiskMatrix::<f64>::create(&path, m, m, w).unwrap();
+            for (variant, model) in [
+                (
+                    LuVariant::LeftPivoted,
+                    left_pivoted_io(m as u64, w as u64).0,
+                ),
+                (
+                    LuVariant::LeftUnpivoted,
+                    left_unpivoted_io(m as u64, w as u64).0,
+                ),
+            ] {
+                let planned: usize = plan_reads(&f, variant, 0, &[])
+                    .iter()
+                    .map(|r| r.rows.len() * r.cols.len())
+                    .sum();
+                assert_eq!(planned as u64, model, "{variant:?} {m} {w}");
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    #[test]
+    fn the_reader_starts_the_next_read_while_one_is_in_use() {
+        let path = temp("reader");
+        let mut a =
+            DiskMatrix::<f64>::create_from_fn(&path, 6, 6, 2, |i, j| (i + 10 * j) as f64).unwrap();
+        let plan = plan_reads(&a, LuVariant::LeftPivoted, 0, &[]);
+        let n = plan.len();
+        let mut reader = Reader::new(plan, true);
+        let mut files = LuFiles::in_place(&mut a);
+        let mut buf = Vec::new();
+        for k in 0..n {
+            reader.next(&mut files, &mut buf).unwrap();
+            assert_eq!(reader.pending.is_some(), k + 1 < n, "read {k}");
+        }
+        // Nothing more was planned.
+        assert!(reader.next(&mut files, &mut buf).is_err());
+        let _ = std::fs::remove_file(&path);
+    }
 }

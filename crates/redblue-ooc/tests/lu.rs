@@ -5,8 +5,8 @@
 use redblue_core::{c64, random, RealScalar, Scalar};
 use redblue_kernels::Par;
 use redblue_ooc::{
-    left_pivoted_io, left_unpivoted_io, lu_flops, lu_left_pivoted, lu_left_unpivoted, lu_right,
-    right_io, solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
+    factor_residual, left_pivoted_io, left_unpivoted_io, lu_flops, lu_left_pivoted,
+    lu_left_unpivoted, lu_right, right_io, solve_from_file, solve_io, DiskMatrix, OocError, OocLu,
 };
 use std::path::PathBuf;
 
@@ -62,6 +62,17 @@ fn factor_and_check<T: redblue_kernels::KernelScalar>(m: usize, w: usize, varian
     );
     a.sync().unwrap();
     a.verify().unwrap();
+    // The streamed residual, below ScaLAPACK's LU threshold; large once one factor is off.
+    let mut orig =
+        DiskMatrix::<T>::create_from_fn(d.join("orig.rbm"), m, m, w, value::<T>).unwrap();
+    let r = factor_residual(&mut orig, &mut a, &info.ipiv, Par::Seq).unwrap();
+    assert!(r < 1.0, "{name}: residual {r}");
+    let mut e = [T::zero()];
+    a.read(m - 1..m, 0..1, &mut e).unwrap();
+    a.write(m - 1..m, 0..1, &[e[0] + T::one()]).unwrap();
+    let bad = factor_residual(&mut orig, &mut a, &info.ipiv, Par::Seq).unwrap();
+    assert!(bad > 1e3, "{name}: a wrong factor's residual {bad}");
+    a.write(m - 1..m, 0..1, &e).unwrap();
     let mut s = vec![T::zero(); m * m];
     a.read(0..m, 0..m, &mut s).unwrap();
     // Row i of P·A is row rows[i] of A.

@@ -40,6 +40,7 @@ fn run<T: KernelScalar>(d: &Path, variant: LuVariant) -> Result<OocLu, OocError>
         input: Some(&mut a),
         factors: &mut f,
         progress: Some(&mut p),
+        read_ahead: true,
     };
     let info = match variant {
         LuVariant::LeftPivoted => left_pivoted(files, Par::Seq),
@@ -178,6 +179,7 @@ fn a_record_of_another_run_or_a_changed_input_is_refused() {
         input: None,
         factors: &mut f,
         progress: Some(&mut p),
+        read_ahead: false,
     };
     let e = left_pivoted(files, Par::Seq).unwrap_err();
     assert!(e.to_string().contains("needs its input"), "{e}");
