@@ -10,8 +10,8 @@ use redblue::kernels::{getrf, KernelScalar, MatMut, Par};
 use redblue::ooc::fault::{self, Fault};
 use redblue::ooc::{
     factor_residual, left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_right,
-    npy, right_io, run_kind, solve_from_file, solve_io, DiskMatrix, LuFiles, LuVariant, OocError,
-    OocLu, Progress,
+    npy, right_io, run_kind, solve_from_file, solve_io, step_flops, DiskMatrix, LuFiles, LuVariant,
+    OocError, OocLu, Progress, StepDone,
 };
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -273,11 +273,13 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
     let info = match progress.as_mut() {
         None => lu_right(&mut f, par)?,
         Some(p) => {
+            let mut bar = progress_bar::<T>(n, w, started);
             let files = LuFiles {
                 input: Some(&mut a),
                 factors: &mut f,
                 progress: Some(p),
                 read_ahead: true,
+                on_step: bar.as_mut().map(|b| b as &mut dyn FnMut(&StepDone)),
             };
             match args.variant {
                 Variant::LeftPivoted => left_pivoted(files, par)?,
@@ -321,6 +323,48 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
         .residuals
         .is_none_or(|(r, s)| r <= THRESHOLD && s <= THRESHOLD);
     Ok(passed && run.info.first_zero_pivot.is_none())
+}
+
+/// On a terminal, a line on standard error redrawn after each step: the steps done, the bytes
+/// read and written, and the time left (from the flops still to do at the rate so far).
+fn progress_bar<T: Scalar>(n: usize, w: usize, started: Instant) -> Option<impl FnMut(&StepDone)> {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let size = std::mem::size_of::<T>() as f64;
+    Some(move |s: &StepDone| {
+        let left: f64 = (s.steps_done.min(s.steps)..s.steps)
+            .map(|k| step_flops(n, w, k).total())
+            .sum();
+        let done = s.flops.total();
+        let secs = started.elapsed().as_secs_f64();
+        // (`+ 0.0`: an empty sum is −0.)
+        let eta = if done > 0.0 {
+            secs * left / done + 0.0
+        } else {
+            f64::NAN
+        };
+        let bytes = |e: u64| match e as f64 * size {
+            b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+            b => format!("{:.1} MB", b / 1e6),
+        };
+        let filled = 30 * s.steps_done.min(s.steps) / s.steps.max(1);
+        let bar = format!("{}{}", "#".repeat(filled), ".".repeat(30 - filled));
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "\r  [{bar}] step {}/{}, read {}, wrote {}, {eta:.0} s left   ",
+            s.steps_done.min(s.steps),
+            s.steps,
+            bytes(s.io.read_elems),
+            bytes(s.io.write_elems)
+        );
+        if s.steps_done > s.steps {
+            let _ = writeln!(err);
+        }
+        let _ = err.flush();
+    })
 }
 
 /// What `--check` and `--compare-in-core` ask for after the factorisation: the factors'

@@ -26,8 +26,8 @@ pub use disk::{DiskMatrix, IoCounts, PendingRead};
 pub use error::OocError;
 pub use lu::{
     left_pivoted, left_pivoted_io, left_unpivoted, left_unpivoted_io, lu_flops, lu_left_pivoted,
-    lu_left_unpivoted, lu_right, right_io, solve_from_file, solve_io, LuFiles, LuVariant, OocLu,
-    PhaseFlops,
+    lu_left_unpivoted, lu_right, right_io, solve_from_file, solve_io, step_flops, LuFiles,
+    LuVariant, OocLu, PhaseFlops, StepDone,
 };
 pub use progress::{run_kind, Progress, Record, RunKind};
 pub use residual::factor_residual;

@@ -69,17 +69,32 @@ fn getrf_flops(h: usize, w: usize) -> PhaseFlops {
 /// what they read and write, not in what they compute): for `m = K·w` seed 003's
 /// `½M²w − ½Mw²` (TRSM), `⅔M³ − M²w + ⅓Mw²` (GEMM) and `½M²w + ⅙Mw²` (GETRF).
 pub fn lu_flops(m: usize, w: usize) -> PhaseFlops {
-    let w = w.max(1);
     let mut f = PhaseFlops::default();
-    for k in 0..m.div_ceil(w) {
-        let (r, wk) = (k * w, w.min(m - k * w));
-        for i in 0..k {
-            let (ri, wi) = (i * w, w.min(m - i * w));
-            f += update_flops(m - ri, wi, wk);
-        }
-        f += getrf_flops(m - r, wk);
+    for k in 0..m.div_ceil(w.max(1)) {
+        f += step_flops(m, w, k);
     }
     f
+}
+
+/// The flops of a left-looking step `k` (its panel updated by every panel to its left, then
+/// factored).
+pub fn step_flops(m: usize, w: usize, k: usize) -> PhaseFlops {
+    let w = w.max(1);
+    let (r, wk) = (k * w, w.min(m - k * w));
+    let mut f = PhaseFlops::default();
+    for i in 0..k {
+        let (ri, wi) = (i * w, w.min(m - i * w));
+        f += update_flops(m - ri, wi, wk);
+    }
+    f += getrf_flops(m - r, wk);
+    f
+}
+
+impl PhaseFlops {
+    /// All phases together.
+    pub fn total(&self) -> f64 {
+        self.trsm + self.gemm + self.getrf
+    }
 }
 
 /// The flops of [`update_from`] with a left panel of `h` rows and `wi` columns on `wk` columns.
@@ -286,6 +301,7 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
         ipiv.extend(info.pivots.ipiv().iter().map(|&p| r + p));
         f.factors.write(0..m, c, act)?;
         f.commit(k + 1, &ipiv, first_zero_pivot)?;
+        f.step_done(k + 1, start, flops);
     }
     if first <= steps {
         // The last step's interchanges to the panels on its left (a step of its own).
@@ -302,6 +318,7 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
             }
         }
         f.commit(steps + 1, &ipiv, first_zero_pivot)?;
+        f.step_done(steps + 1, start, flops);
     }
     Ok(OocLu {
         ipiv,
@@ -387,6 +404,7 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
         laswp(rows_mut(act, m, wk, 0..m)?, &ipiv, Direction::Backward).map_err(kernel)?;
         f.factors.write(0..m, c, act)?;
         f.commit(k + 1, &ipiv, first_zero_pivot)?;
+        f.step_done(k + 1, start, flops);
     }
     if first <= steps {
         let moved = moved_rows(m, &ipiv);
@@ -401,6 +419,7 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
             f.overwrite(steps, 0, c, full, &moved)?;
         }
         f.commit(steps + 1, &ipiv, first_zero_pivot)?;
+        f.step_done(steps + 1, start, flops);
     }
     Ok(OocLu {
         ipiv,
@@ -552,7 +571,6 @@ impl LuVariant {
 }
 
 /// Where a factorisation reads `A`, where it keeps the factors, and whether it can resume.
-#[derive(Debug)]
 pub struct LuFiles<'a, T> {
     /// `A`, read a panel at a time and never written (`None`: `A` is in `factors`, factored
     /// in place).
@@ -566,6 +584,21 @@ pub struct LuFiles<'a, T> {
     /// Each read started while the one before it is in use (seed 003's non-blocking reads: a
     /// third panel in memory, the one being read).
     pub read_ahead: bool,
+    /// Called after each step is committed (a progress bar).
+    pub on_step: Option<&'a mut dyn FnMut(&StepDone)>,
+}
+
+/// Where a run is, after a step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepDone {
+    /// Steps completed (the final pass is step `steps`).
+    pub steps_done: usize,
+    /// The steps of the factorisation proper.
+    pub steps: usize,
+    /// The elements moved so far by this process, both files.
+    pub io: IoCounts,
+    /// The operations performed so far by this process.
+    pub flops: PhaseFlops,
 }
 
 /// Where a run starts: the step in progress, the pivots and zero pivot so far, and the first
@@ -585,6 +618,7 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
             factors: a,
             progress: None,
             read_ahead: false,
+            on_step: None,
         }
     }
 
@@ -708,6 +742,20 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
         match self.progress.as_deref_mut() {
             Some(p) => p.commit(self.factors, steps_done, ipiv, first_zero_pivot),
             None => Ok(()),
+        }
+    }
+
+    /// Tells `on_step` that `steps_done` steps are done (counts since `start`).
+    fn step_done(&mut self, steps_done: usize, start: IoCounts, flops: PhaseFlops) {
+        let io = self.io().since(start);
+        let steps = self.factors.panels();
+        if let Some(report) = self.on_step.as_deref_mut() {
+            report(&StepDone {
+                steps_done,
+                steps,
+                io,
+                flops,
+            });
         }
     }
 

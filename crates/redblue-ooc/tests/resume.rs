@@ -41,6 +41,7 @@ fn run<T: KernelScalar>(d: &Path, variant: LuVariant) -> Result<OocLu, OocError>
         factors: &mut f,
         progress: Some(&mut p),
         read_ahead: true,
+        on_step: None,
     };
     let info = match variant {
         LuVariant::LeftPivoted => left_pivoted(files, Par::Seq),
@@ -180,6 +181,7 @@ fn a_record_of_another_run_or_a_changed_input_is_refused() {
         factors: &mut f,
         progress: Some(&mut p),
         read_ahead: false,
+        on_step: None,
     };
     let e = left_pivoted(files, Par::Seq).unwrap_err();
     assert!(e.to_string().contains("needs its input"), "{e}");
