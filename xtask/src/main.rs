@@ -1,6 +1,7 @@
 //! Project chores in one place: `cargo xtask ci` runs every check CI runs; `cargo xtask test-mpi`
 //! runs the MPI check suites under `mpirun`; `cargo xtask plot` regenerates the book's plots.
 
+mod ooc;
 mod scalapack;
 mod svg;
 
@@ -24,6 +25,9 @@ tasks:
   bench-scalapack [N [NB [PAIRS]]]
               a C ScaLAPACK program's pdgemm_, pdgetrf_, pdpotrf_ on 2 ranks, Debian's
               ScaLAPACK against redblue's library preloaded, interleaved (default 4096 64 5)
+  bench-ooc [N [MEMORY_MIB [PAIRS]]]
+              redblue ooc-lu against the in-core LU of the same matrix in the same run, and the
+              device's throughput (dd) next to the run's (default 16384 512 3)
   book        build the book (book/book)
   plot        regenerate the book's plots from the cost models (book/src/img/*.svg)
 ";
@@ -44,6 +48,7 @@ fn main() {
         "test-mpi" => test_mpi(),
         "test-scalapack" => test_scalapack(),
         "bench-scalapack" => bench_scalapack(),
+        "bench-ooc" => ooc::bench_ooc(&env::args().skip(2).collect::<Vec<_>>()),
         "book" => book(),
         "plot" => plot(),
         _ => {

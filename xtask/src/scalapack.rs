@@ -492,7 +492,7 @@ pub fn check_solvers(timeout: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let m = xs.len() / 2;
     if xs.len() % 2 == 1 {

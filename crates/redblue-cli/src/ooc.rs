@@ -135,7 +135,8 @@ struct Measured {
     seconds: f64,
     info: OocLu,
     model: (u64, u64),
-    io_seconds: (f64, f64),
+    /// Seconds reading, writing, and making the writes durable (`fsync`).
+    io_seconds: (f64, f64, f64),
     /// With `--check`: the factors' residual and the solve's.
     residuals: Option<(f64, f64)>,
     /// With `--compare-in-core`: the seconds of the in-core LU of the same matrix.
@@ -298,6 +299,7 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
     let io_seconds = (
         a.io_seconds().0 + f.io_seconds().0,
         a.io_seconds().1 + f.io_seconds().1,
+        f.sync_seconds() + progress.as_ref().map_or(0.0, Progress::sync_seconds),
     );
     let (residuals, in_core_s) = afterwards(args, &mut a, &mut f, &info.ipiv, par)?;
     let (nn, ww) = (n as u64, w as u64);
@@ -408,7 +410,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
         seconds,
         info,
         model,
-        io_seconds: (read_s, write_s),
+        io_seconds: (read_s, write_s, sync_s),
         residuals,
         resumed_from,
         journal_elems,
@@ -428,6 +430,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
                 "io_read_s": read_s, "io_write_s": write_s, "io_wait_s": info.read_wait_s,
+                "io_sync_s": sync_s,
                 "first_zero_pivot": info.first_zero_pivot,
                 "flops_trsm": info.flops.trsm, "flops_gemm": info.flops.gemm,
                 "flops_getrf": info.flops.getrf,
@@ -446,7 +449,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
     );
     println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
     println!(
-        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s",
+        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s, fsync {sync_s:.3} s",
         info.io.read_elems, model.0, info.read_wait_s, info.io.write_elems, model.1
     );
     if let Some(k) = resumed_from {

@@ -61,6 +61,8 @@ pub struct DiskMatrix<T> {
     io: IoCounts,
     /// Seconds spent in reads and in writes (of the counted rectangles).
     seconds: (f64, f64),
+    /// Seconds spent in `fsync`.
+    sync_seconds: f64,
     _t: PhantomData<T>,
 }
 
@@ -176,6 +178,7 @@ impl<T: Scalar> DiskMatrix<T> {
             stale: vec![true; panels],
             io: IoCounts::default(),
             seconds: (0.0, 0.0),
+            sync_seconds: 0.0,
             _t: PhantomData,
         };
         m.sync()?;
@@ -323,6 +326,7 @@ impl<T: Scalar> DiskMatrix<T> {
             stale: vec![false; panels],
             io: IoCounts::default(),
             seconds: (0.0, 0.0),
+            sync_seconds: 0.0,
             _t: PhantomData,
         })
     }
@@ -363,10 +367,17 @@ impl<T: Scalar> DiskMatrix<T> {
         self.seconds
     }
 
+    /// Seconds spent making the file durable (`fsync`, in [`DiskMatrix::flush`] and
+    /// [`DiskMatrix::sync`]).
+    pub fn sync_seconds(&self) -> f64 {
+        self.sync_seconds
+    }
+
     /// Sets the counters (and the seconds) to zero.
     pub fn reset_io(&mut self) {
         self.io = IoCounts::default();
         self.seconds = (0.0, 0.0);
+        self.sync_seconds = 0.0;
     }
 
     fn check_rect(
@@ -562,9 +573,10 @@ impl<T: Scalar> DiskMatrix<T> {
                 .map_err(io("writing the checksums of", &self.path))?;
             self.stale[p] = false;
         }
-        fault::gate(fault::Op::Sync)
-            .and_then(|()| self.file.sync_data())
-            .map_err(io("syncing the checksums of", &self.path))
+        let started = std::time::Instant::now();
+        let synced = fault::gate(fault::Op::Sync).and_then(|()| self.file.sync_data());
+        self.sync_seconds += started.elapsed().as_secs_f64();
+        synced.map_err(io("syncing the checksums of", &self.path))
     }
 
     /// Makes the data written so far durable (`fsync`), leaving the checksums for
@@ -573,13 +585,14 @@ impl<T: Scalar> DiskMatrix<T> {
     /// # Errors
     /// [`OocError::Io`] naming the file.
     pub fn flush(&mut self) -> Result<(), OocError> {
-        fault::gate(fault::Op::Sync)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|source| OocError::Io {
-                path: self.path.clone(),
-                what: "syncing the data of",
-                source,
-            })
+        let started = std::time::Instant::now();
+        let synced = fault::gate(fault::Op::Sync).and_then(|()| self.file.sync_data());
+        self.sync_seconds += started.elapsed().as_secs_f64();
+        synced.map_err(|source| OocError::Io {
+            path: self.path.clone(),
+            what: "syncing the data of",
+            source,
+        })
     }
 
     /// A fingerprint of the contents as of the last [`DiskMatrix::sync`]: the checksum of the

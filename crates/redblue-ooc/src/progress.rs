@@ -71,6 +71,7 @@ pub struct Progress {
     journal_len: u64,
     record: Record,
     journal_elems: u64,
+    sync_seconds: f64,
 }
 
 fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> OocError {
@@ -172,6 +173,7 @@ impl Progress {
                 ipiv: Vec::new(),
             },
             journal_elems: 0,
+            sync_seconds: 0.0,
         };
         p.write_record()?;
         Ok(p)
@@ -210,12 +212,18 @@ impl Progress {
             journal_len,
             record,
             journal_elems: 0,
+            sync_seconds: 0.0,
         })
     }
 
     /// The recorded state.
     pub fn record(&self) -> &Record {
         &self.record
+    }
+
+    /// Seconds this process spent in the record's and the journal's `fsync`s.
+    pub fn sync_seconds(&self) -> f64 {
+        self.sync_seconds
     }
 
     /// Elements written to the journal by this process.
@@ -231,12 +239,15 @@ impl Progress {
         let file = File::create(&tmp).map_err(io_error(&tmp, "creating"))?;
         fault::write_all_at(|b, at| file.write_all_at(b, at), &b, 0)
             .map_err(io_error(&tmp, "writing"))?;
+        let started = std::time::Instant::now();
         fault::gate(Op::Sync)
             .and_then(|()| file.sync_all())
             .map_err(io_error(&tmp, "syncing"))?;
         std::fs::rename(&tmp, &self.record_path)
             .map_err(io_error(&self.record_path, "replacing"))?;
-        sync_dir(&self.record_path)
+        let synced = sync_dir(&self.record_path);
+        self.sync_seconds += started.elapsed().as_secs_f64();
+        synced
     }
 
     /// Commits a step: `factors`' data synced, then the record (`steps_done`, the pivots so
@@ -289,9 +300,10 @@ impl Progress {
         let j = &self.journal;
         fault::write_all_at(|b, at| j.write_all_at(b, at), &b, self.journal_len)
             .map_err(io_error(&self.journal_path, "appending to"))?;
-        fault::gate(Op::Sync)
-            .and_then(|()| self.journal.sync_data())
-            .map_err(io_error(&self.journal_path, "syncing"))?;
+        let started = std::time::Instant::now();
+        let synced = fault::gate(Op::Sync).and_then(|()| self.journal.sync_data());
+        self.sync_seconds += started.elapsed().as_secs_f64();
+        synced.map_err(io_error(&self.journal_path, "syncing"))?;
         self.journal_len += b.len() as u64;
         self.journal_elems += values.len() as u64;
         Ok(())
