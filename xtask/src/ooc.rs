@@ -79,7 +79,8 @@ pub fn bench_ooc(args: &[String]) -> Result<(), String> {
         let bytes = |elems: f64| elems * 8.0;
         println!(
             "  pair {pair}: out of core {t:.2} s (panel {}, read {:.1} GB in {:.2} s = {:.2} GB/s, \
-             waited {:.2} s; wrote {:.1} GB in {:.2} s = {:.2} GB/s), in core {c:.2} s: ratio {:.3}",
+             waited {:.2} s; wrote {:.1} GB in {:.2} s = {:.2} GB/s; fsync {:.2} s, mostly in the \
+             background), in core {c:.2} s: ratio {:.3}",
             get("panel")?,
             bytes(get("io_read_elems")?) / 1e9,
             get("io_read_s")?,
@@ -88,6 +89,7 @@ pub fn bench_ooc(args: &[String]) -> Result<(), String> {
             bytes(get("io_write_elems")?) / 1e9,
             get("io_write_s")?,
             bytes(get("io_write_elems")?) / get("io_write_s")? / 1e9,
+            get("io_sync_s")?,
             t / c
         );
         ratios.push(t / c);

@@ -449,7 +449,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
     );
     println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
     println!(
-        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s, fsync {sync_s:.3} s",
+        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s; fsync {sync_s:.3} s (commits: in the background)",
         info.io.read_elems, model.0, info.read_wait_s, info.io.write_elems, model.1
     );
     if let Some(k) = resumed_from {

@@ -66,6 +66,13 @@ pub struct DiskMatrix<T> {
     _t: PhantomData<T>,
 }
 
+/// What another thread needs to make a matrix file's data durable.
+#[derive(Debug)]
+pub(crate) struct SyncHandle {
+    pub(crate) file: File,
+    pub(crate) path: PathBuf,
+}
+
 /// A read running on its own thread ([`DiskMatrix::read_ahead`]).
 #[derive(Debug)]
 pub struct PendingRead<T> {
@@ -625,6 +632,19 @@ impl<T: Scalar> DiskMatrix<T> {
         })?;
         self.path = to;
         sync_dir(&self.path)
+    }
+
+    /// A handle to `fsync` the file's data from another thread.
+    pub(crate) fn sync_handle(&self) -> Result<SyncHandle, OocError> {
+        let file = self.file.try_clone().map_err(|source| OocError::Io {
+            path: self.path.clone(),
+            what: "opening again",
+            source,
+        })?;
+        Ok(SyncHandle {
+            file,
+            path: self.path.clone(),
+        })
     }
 
     /// Marks every panel's checksum out of date, to be recomputed by the next

@@ -88,7 +88,18 @@ pub(crate) fn write_all_at(
     bytes: &[u8],
     at: u64,
 ) -> std::io::Result<()> {
-    match check(Op::Write) {
+    write_all_at_as(check(Op::Write), write, bytes, at)
+}
+
+/// [`write_all_at`] with its outcome decided before (by [`check`] on the thread that armed the
+/// fault, for a write made on another).
+pub(crate) fn write_all_at_as(
+    outcome: Outcome,
+    write: impl Fn(&[u8], u64) -> std::io::Result<()>,
+    bytes: &[u8],
+    at: u64,
+) -> std::io::Result<()> {
+    match outcome {
         Outcome::Proceed => write(bytes, at),
         outcome => {
             write(&bytes[..bytes.len() / 2], at)?;
@@ -102,7 +113,12 @@ pub(crate) fn write_all_at(
 
 /// `Err` if this read or sync is the one to fail.
 pub(crate) fn gate(op: Op) -> std::io::Result<()> {
-    match check(op) {
+    gate_as(check(op), op)
+}
+
+/// [`gate`] with its outcome decided before.
+pub(crate) fn gate_as(outcome: Outcome, op: Op) -> std::io::Result<()> {
+    match outcome {
         Outcome::Proceed => Ok(()),
         _ => Err(error(op)),
     }

@@ -430,14 +430,21 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
     })
 }
 
-/// The rows (of `0..h`) that the interchanges `rel` move, in order.
-fn moved_rows(h: usize, rel: &[usize]) -> Vec<usize> {
+/// The rows (of `0..h`) that the interchanges `rel` change, in order, and for each the row
+/// its new value comes from.
+fn moved_rows(h: usize, rel: &[usize]) -> Moved {
     let mut perm: Vec<usize> = (0..h).collect();
     for (i, &p) in rel.iter().enumerate() {
         perm.swap(i, p);
     }
-    (0..h).filter(|&r| perm[r] != r).collect()
+    (0..h)
+        .filter(|&r| perm[r] != r)
+        .map(|r| (r, perm[r]))
+        .unzip()
 }
+
+/// Rows a write changes and the rows their new values come from.
+type Moved = (Vec<usize>, Vec<usize>);
 
 /// Which file a planned read is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -711,36 +718,39 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
     }
 
     /// Writes `data` (rows `from..`, column-major) over the factored columns `cols`, the rows
-    /// `moved` (relative to `from`: the ones that change) journaled first.
+    /// `moved` changes (relative to `from`, with their sources) journaled first.
     fn overwrite(
         &mut self,
         step: usize,
         from: usize,
         cols: std::ops::Range<usize>,
         data: &[T],
-        moved: &[usize],
+        moved: &Moved,
     ) -> Result<(), OocError> {
         let m = self.factors.shape().0;
         if let Some(p) = self.progress.as_deref_mut() {
             let h = m - from;
             let values: Vec<T> = (0..cols.len())
-                .flat_map(|j| moved.iter().map(move |&r| data[j * h + r]))
+                .flat_map(|j| moved.0.iter().map(move |&r| data[j * h + r]))
                 .collect();
-            let rows: Vec<usize> = moved.iter().map(|&r| from + r).collect();
-            p.journal(step, cols.clone(), &rows, &values)?;
+            let absolute = |rows: &[usize]| rows.iter().map(|&r| from + r).collect::<Vec<_>>();
+            let (rows, sources) = (absolute(&moved.0), absolute(&moved.1));
+            p.journal(step, cols.clone(), &rows, &sources, &values)?;
         }
         self.factors.write(from..m, cols, data)
     }
 
-    /// Commits `steps_done` steps (nothing without a record).
+    /// Commits `steps_done` steps (nothing without a record): in the background while the
+    /// next step runs, except the last (the final pass, `steps + 1`), which is waited for.
     fn commit(
         &mut self,
         steps_done: usize,
         ipiv: &[usize],
         first_zero_pivot: Option<usize>,
     ) -> Result<(), OocError> {
+        let last = steps_done > self.factors.panels();
         match self.progress.as_deref_mut() {
-            Some(p) => p.commit(self.factors, steps_done, ipiv, first_zero_pivot),
+            Some(p) => p.commit(self.factors, steps_done, ipiv, first_zero_pivot, last),
             None => Ok(()),
         }
     }

@@ -1,28 +1,37 @@
 //! [`Progress`]: what makes an out-of-core factorisation resumable — a progress record,
-//! replaced atomically after every step, and a journal of the writes that overwrite panels
+//! replaced atomically at each commit, and two journals of the writes that overwrite panels
 //! already factored.
 //!
 //! The invariant: the factors file holds, durably, the state after the record's
-//! `steps_done` steps, except for the writes of the step in progress. Those are of two kinds.
-//! The active panel is written whole and its source is the untouched input, so the step is
-//! simply done again. Writes over factored panels (a later step's interchanges brought to
-//! them) would not be safe to do again — a permutation applied twice is not the one applied
-//! once, and a write cut short leaves neither — so each is first appended to the journal
-//! (the rows it changes, their new values, a checksum) and synced; on resume the intact
-//! entries of the step in progress are written again (setting values is idempotent) and the
-//! step skips the panels they cover. A commit is: the factors' data synced, then the record
-//! written to a temporary file, synced, renamed over the old one, and the folder synced; the
-//! journal is emptied after it (entries of finished steps are ignored by their step number).
+//! `steps_done` steps, except for the writes of the step in progress and, while that step's
+//! predecessor's commit runs in the background, of the step after it. Those writes are of two
+//! kinds. An active panel is written whole and its source is the untouched input, so its step
+//! is simply done again. Writes over factored panels (a later step's interchanges brought to
+//! them, a final pass) would not be safe to do again — a permutation applied twice is not the
+//! one applied once, and a write cut short leaves neither — so each is first appended to its
+//! step's journal (steps of even number in one, odd in the other: the rows it changes, the row
+//! each new value comes from, the new values, a checksum) and synced. On resume the intact
+//! entries of the step after the recorded one are undone, newest first (each new value put back
+//! in its source row: the changed rows are closed under the permutation), then those of the
+//! recorded step are written again (setting values is idempotent) and that step skips the panels
+//! they cover; an entry cut short is ignored (its write never began).
+//!
+//! A commit (of `s` steps) is: the factors' data synced, then the record written to a temporary
+//! file, synced, renamed over the old one, the folder synced, then the journal of step `s − 1`
+//! emptied. It runs on a thread of its own while step `s` computes (the device writes while the
+//! processor works); the next commit waits for it first, so one runs at most and step `s + 1`
+//! never journals into the file being emptied. The last commit is waited for.
 //!
 //! Record (little-endian): magic `RBOOCPRG`, version `u32` = 1, variant `u32`, scalar code
 //! `u32`, `0u32`, order `u64`, panel width `u64`, the input's fingerprint `u64`, steps done
 //! `u64`, the first zero pivot `u64` (`u64::MAX`: none), the number of pivots `u64`, the
 //! pivots `u64` each, then the checksum of everything before it. Journal entry: step `u64`,
-//! first column `u64`, columns `u64`, rows `u64`, the row indices `u64` each, the values
-//! (column by column, in the rows' order), the checksum of the entry before it.
+//! first column `u64`, columns `u64`, rows `u64`, the row indices `u64` each, their sources
+//! `u64` each, the values (column by column, in the rows' order), the checksum of the entry
+//! before it.
 
 use crate::disk::{bytes, bytes_mut, sync_dir};
-use crate::fault::{self, Op};
+use crate::fault::{self, Op, Outcome};
 use crate::format::{checksum, scalar_code};
 use crate::{DiskMatrix, OocError};
 use redblue_core::Scalar;
@@ -62,16 +71,361 @@ pub struct Record {
     pub ipiv: Vec<u64>,
 }
 
-/// A resumable run's record and journal, in a folder.
+/// One of a run's two journals (steps of even and of odd number).
+#[derive(Debug)]
+struct Journal {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+impl Journal {
+    fn open(path: PathBuf, truncate: bool) -> Result<Journal, OocError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(truncate)
+            .open(&path)
+            .map_err(io_error(&path, "opening"))?;
+        let len = file
+            .metadata()
+            .map_err(io_error(&path, "reading the length of"))?
+            .len();
+        Ok(Journal { path, file, len })
+    }
+}
+
+/// A commit running on its own thread: its `fsync`s' seconds, or the first error.
+type Committing = std::thread::JoinHandle<Result<f64, OocError>>;
+
+/// A resumable run's record and journals, in a folder.
 #[derive(Debug)]
 pub struct Progress {
     record_path: PathBuf,
-    journal_path: PathBuf,
-    journal: File,
-    journal_len: u64,
+    journals: [Journal; 2],
     record: Record,
     journal_elems: u64,
     sync_seconds: f64,
+    committing: Option<Committing>,
+}
+
+/// The record `record` written to a temporary file, synced, renamed over `path`, the folder
+/// synced; each operation's injected outcome decided beforehand (on the calling thread).
+fn replace_record(path: &Path, record: &Record, faults: [Outcome; 3]) -> Result<(), OocError> {
+    let tmp = path.with_extension("rec.tmp");
+    let b = record.encode();
+    let file = File::create(&tmp).map_err(io_error(&tmp, "creating"))?;
+    fault::write_all_at_as(faults[0], |b, at| file.write_all_at(b, at), &b, 0)
+        .map_err(io_error(&tmp, "writing"))?;
+    fault::gate_as(faults[1], Op::Sync)
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(&tmp, "syncing"))?;
+    std::fs::rename(&tmp, path).map_err(io_error(path, "replacing"))?;
+    fault::gate_as(faults[2], Op::Sync).map_err(io_error(path, "syncing the folder of"))?;
+    sync_dir(path)
+}
+
+/// The outcomes of a record's replacement: a write and two syncs.
+fn record_faults() -> [Outcome; 3] {
+    [
+        fault::check(Op::Write),
+        fault::check(Op::Sync),
+        fault::check(Op::Sync),
+    ]
+}
+
+/// A journal entry read back.
+struct Entry<T> {
+    step: usize,
+    cols: Range<usize>,
+    rows: Vec<usize>,
+    sources: Vec<usize>,
+    values: Vec<T>,
+}
+
+impl<T: Scalar> Entry<T> {
+    fn encode(&self) -> Vec<u8> {
+        let header = [self.step, self.cols.start, self.cols.len(), self.rows.len()];
+        let mut b = Vec::with_capacity(8 * (5 + 2 * self.rows.len()) + 8 * self.values.len());
+        for v in header
+            .into_iter()
+            .chain(self.rows.iter().copied())
+            .chain(self.sources.iter().copied())
+        {
+            b.extend((v as u64).to_le_bytes());
+        }
+        b.extend_from_slice(bytes(&self.values));
+        let sum = checksum(&b);
+        b.extend(sum.to_le_bytes());
+        b
+    }
+
+    /// The entries of `b` up to the first one cut short (whose write never began).
+    fn decode_all(b: &[u8]) -> Vec<Entry<T>> {
+        let size = std::mem::size_of::<T>();
+        let mut entries = Vec::new();
+        let mut at = 0;
+        while at + 40 <= b.len() {
+            let word = |i: usize| u64_at(b, at + 8 * i) as usize;
+            let (step, c0, nc, nr) = (word(0), word(1), word(2), word(3));
+            // The entry's length before its checksum (an absurd one is an entry cut short).
+            let len = nc
+                .checked_mul(nr)
+                .and_then(|e| e.checked_mul(size))
+                .and_then(|d| d.checked_add(nr.checked_mul(16)?))
+                .and_then(|d| d.checked_add(32));
+            let Some(len) = len.filter(|&l| l <= b.len() - at - 8) else {
+                break;
+            };
+            if checksum(&b[at..at + len]) != u64_at(b, at + len) {
+                break;
+            }
+            let mut values = vec![T::zero(); nc * nr];
+            let data = at + 32 + 16 * nr;
+            bytes_mut(&mut values).copy_from_slice(&b[data..data + nc * nr * size]);
+            entries.push(Entry {
+                step,
+                cols: c0..c0 + nc,
+                rows: (0..nr).map(|r| word(4 + r)).collect(),
+                sources: (0..nr).map(|r| word(4 + nr + r)).collect(),
+                values,
+            });
+            at += len + 8;
+        }
+        entries
+    }
+}
+
+impl Progress {
+    /// The record's file in `dir`.
+    pub fn record_path(dir: &Path) -> PathBuf {
+        dir.join("progress.rec")
+    }
+
+    fn journal_paths(dir: &Path) -> [PathBuf; 2] {
+        [
+            dir.join("progress.journal.0"),
+            dir.join("progress.journal.1"),
+        ]
+    }
+
+    /// A new run's record (no step done) and empty journals in `dir`, replacing any.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file.
+    pub fn create(dir: &Path, kind: RunKind) -> Result<Progress, OocError> {
+        let [j0, j1] = Self::journal_paths(dir);
+        let p = Progress {
+            record_path: Self::record_path(dir),
+            journals: [Journal::open(j0, true)?, Journal::open(j1, true)?],
+            record: Record {
+                kind,
+                steps_done: 0,
+                first_zero_pivot: None,
+                ipiv: Vec::new(),
+            },
+            journal_elems: 0,
+            sync_seconds: 0.0,
+            committing: None,
+        };
+        replace_record(&p.record_path, &p.record, record_faults())?;
+        Ok(p)
+    }
+
+    /// The run recorded in `dir`, to resume.
+    ///
+    /// # Errors
+    /// [`OocError::Format`] for a missing, damaged or foreign record; [`OocError::Io`].
+    pub fn open(dir: &Path) -> Result<Progress, OocError> {
+        let record_path = Self::record_path(dir);
+        let b = std::fs::read(&record_path).map_err(|e| OocError::Format {
+            path: record_path.clone(),
+            why: format!("no progress record to resume from ({e})"),
+        })?;
+        let record = Record::decode(&b).map_err(|why| OocError::Format {
+            path: record_path.clone(),
+            why,
+        })?;
+        let [j0, j1] = Self::journal_paths(dir);
+        Ok(Progress {
+            record_path,
+            journals: [Journal::open(j0, false)?, Journal::open(j1, false)?],
+            record,
+            journal_elems: 0,
+            sync_seconds: 0.0,
+            committing: None,
+        })
+    }
+
+    /// The recorded state.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// Seconds this process spent in `fsync`s of commits (the factors' data, the record) and
+    /// of the journals; a commit in the background counts when it is waited for.
+    pub fn sync_seconds(&self) -> f64 {
+        self.sync_seconds
+    }
+
+    /// Elements written to the journals by this process.
+    pub fn journal_elems(&self) -> u64 {
+        self.journal_elems
+    }
+
+    /// Waits for the commit running in the background, if one is.
+    ///
+    /// # Errors
+    /// That commit's error.
+    pub fn wait(&mut self) -> Result<(), OocError> {
+        if let Some(c) = self.committing.take() {
+            let seconds = c.join().map_err(|_| {
+                OocError::Invalid(format!(
+                    "{}: the commit panicked",
+                    self.record_path.display()
+                ))
+            })??;
+            self.sync_seconds += seconds;
+        }
+        Ok(())
+    }
+
+    /// Commits `steps_done` steps: `factors`' data synced, then the record (the steps, the
+    /// pivots so far, the first zero pivot) replaced, then the journal of step `steps_done − 1`
+    /// emptied. In the background, the caller going on with the next step, unless `wait`:
+    /// first the previous commit is waited for, so that one at most runs, and the journal the
+    /// next step writes is never the one being emptied.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the file: this commit's (`wait`) or the previous one's.
+    pub fn commit<T: Scalar>(
+        &mut self,
+        factors: &DiskMatrix<T>,
+        steps_done: usize,
+        ipiv: &[usize],
+        first_zero_pivot: Option<usize>,
+        wait: bool,
+    ) -> Result<(), OocError> {
+        self.wait()?;
+        self.record.steps_done = steps_done as u64;
+        self.record.ipiv = ipiv.iter().map(|&p| p as u64).collect();
+        self.record.first_zero_pivot = first_zero_pivot.map(|z| z as u64);
+        let data = factors.sync_handle()?;
+        let sync_fault = fault::check(Op::Sync);
+        let faults = record_faults();
+        let (record, path) = (self.record.clone(), self.record_path.clone());
+        let stale = steps_done.checked_sub(1).map(|s| {
+            let j = &mut self.journals[s % 2];
+            j.len = 0;
+            (j.file.try_clone(), j.path.clone())
+        });
+        let committing = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            fault::gate_as(sync_fault, Op::Sync)
+                .and_then(|()| data.file.sync_data())
+                .map_err(io_error(&data.path, "syncing the data of"))?;
+            replace_record(&path, &record, faults)?;
+            if let Some((file, jpath)) = stale {
+                file.and_then(|f| f.set_len(0))
+                    .map_err(io_error(&jpath, "emptying"))?;
+            }
+            Ok(started.elapsed().as_secs_f64())
+        });
+        self.committing = Some(committing);
+        if wait {
+            self.wait()?;
+        }
+        Ok(())
+    }
+
+    /// Appends (and syncs) to step `step`'s journal the entry "step `step` sets rows `rows`
+    /// of columns `cols` to `values` (column by column, in `rows`' order), each taken from row
+    /// `sources[r]`" — the sources undo it.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the journal.
+    pub fn journal<T: Scalar>(
+        &mut self,
+        step: usize,
+        cols: Range<usize>,
+        rows: &[usize],
+        sources: &[usize],
+        values: &[T],
+    ) -> Result<(), OocError> {
+        debug_assert_eq!(values.len(), rows.len() * cols.len());
+        let entry = Entry {
+            step,
+            cols,
+            rows: rows.to_vec(),
+            sources: sources.to_vec(),
+            values: values.to_vec(),
+        };
+        let b = entry.encode();
+        let j = &mut self.journals[step % 2];
+        let file = &j.file;
+        fault::write_all_at(|b, at| file.write_all_at(b, at), &b, j.len)
+            .map_err(io_error(&j.path, "appending to"))?;
+        let started = std::time::Instant::now();
+        let synced = fault::gate(Op::Sync).and_then(|()| j.file.sync_data());
+        self.sync_seconds += started.elapsed().as_secs_f64();
+        synced.map_err(io_error(&j.path, "syncing"))?;
+        j.len += b.len() as u64;
+        self.journal_elems += values.len() as u64;
+        Ok(())
+    }
+
+    /// Brings `factors` to the state the record describes plus the journaled writes of the
+    /// step in progress (`steps_done`): first the writes of the step after it, begun while its
+    /// commit was running, undone (newest first: each value put back in its source row), then
+    /// the step's own written again. Returns the first column of each entry written again.
+    ///
+    /// # Errors
+    /// [`OocError::Format`] for an entry outside the matrix; the disk's errors.
+    pub fn replay<T: Scalar>(
+        &mut self,
+        factors: &mut DiskMatrix<T>,
+    ) -> Result<Vec<usize>, OocError> {
+        let step = self.record.steps_done as usize;
+        let (m, n) = factors.shape();
+        let read = |j: &Journal| -> Result<Vec<Entry<T>>, OocError> {
+            let mut b = vec![0u8; j.len as usize];
+            fault::gate(Op::Read)
+                .and_then(|()| j.file.read_exact_at(&mut b, 0))
+                .map_err(io_error(&j.path, "reading"))?;
+            let entries = Entry::<T>::decode_all(&b);
+            let outside = |e: &Entry<T>| {
+                e.cols.end > n
+                    || e.rows.len() != e.sources.len()
+                    || e.rows.iter().chain(&e.sources).any(|&r| r >= m)
+            };
+            if entries.iter().any(outside) {
+                return Err(OocError::Format {
+                    path: j.path.clone(),
+                    why: "an entry outside the matrix".into(),
+                });
+            }
+            Ok(entries)
+        };
+        let current = read(&self.journals[step % 2])?;
+        let next = read(&self.journals[(step + 1) % 2])?;
+        for e in next.iter().rev().filter(|e| e.step == step + 1) {
+            write_rows(factors, e.cols.clone(), &e.sources, &e.values)?;
+        }
+        let mut replayed = Vec::new();
+        for e in current.iter().filter(|e| e.step == step) {
+            write_rows(factors, e.cols.clone(), &e.rows, &e.values)?;
+            replayed.push(e.cols.start);
+        }
+        Ok(replayed)
+    }
+}
+
+impl Drop for Progress {
+    /// A commit still running is waited for (its error is the caller's to have seen).
+    fn drop(&mut self) {
+        let _ = self.wait();
+    }
 }
 
 fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> OocError {
@@ -139,232 +493,6 @@ impl Record {
             first_zero_pivot: (zero != u64::MAX).then_some(zero),
             ipiv: (FIXED..end).step_by(8).map(|i| u64_at(b, i)).collect(),
         })
-    }
-}
-
-impl Progress {
-    /// The record's file in `dir`.
-    pub fn record_path(dir: &Path) -> PathBuf {
-        dir.join("progress.rec")
-    }
-
-    /// A new run's record (no step done) and an empty journal in `dir`, replacing any.
-    ///
-    /// # Errors
-    /// [`OocError::Io`] naming the file.
-    pub fn create(dir: &Path, kind: RunKind) -> Result<Progress, OocError> {
-        let journal_path = dir.join("progress.journal");
-        let journal = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&journal_path)
-            .map_err(io_error(&journal_path, "creating"))?;
-        let mut p = Progress {
-            record_path: Self::record_path(dir),
-            journal_path,
-            journal,
-            journal_len: 0,
-            record: Record {
-                kind,
-                steps_done: 0,
-                first_zero_pivot: None,
-                ipiv: Vec::new(),
-            },
-            journal_elems: 0,
-            sync_seconds: 0.0,
-        };
-        p.write_record()?;
-        Ok(p)
-    }
-
-    /// The run recorded in `dir`, to resume.
-    ///
-    /// # Errors
-    /// [`OocError::Format`] for a missing, damaged or foreign record; [`OocError::Io`].
-    pub fn open(dir: &Path) -> Result<Progress, OocError> {
-        let record_path = Self::record_path(dir);
-        let b = std::fs::read(&record_path).map_err(|e| OocError::Format {
-            path: record_path.clone(),
-            why: format!("no progress record to resume from ({e})"),
-        })?;
-        let record = Record::decode(&b).map_err(|why| OocError::Format {
-            path: record_path.clone(),
-            why,
-        })?;
-        let journal_path = dir.join("progress.journal");
-        let journal = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&journal_path)
-            .map_err(io_error(&journal_path, "opening"))?;
-        let journal_len = journal
-            .metadata()
-            .map_err(io_error(&journal_path, "reading the length of"))?
-            .len();
-        Ok(Progress {
-            record_path,
-            journal_path,
-            journal,
-            journal_len,
-            record,
-            journal_elems: 0,
-            sync_seconds: 0.0,
-        })
-    }
-
-    /// The recorded state.
-    pub fn record(&self) -> &Record {
-        &self.record
-    }
-
-    /// Seconds this process spent in the record's and the journal's `fsync`s.
-    pub fn sync_seconds(&self) -> f64 {
-        self.sync_seconds
-    }
-
-    /// Elements written to the journal by this process.
-    pub fn journal_elems(&self) -> u64 {
-        self.journal_elems
-    }
-
-    /// The record written to a temporary file, synced, renamed over the old one, the folder
-    /// synced.
-    fn write_record(&mut self) -> Result<(), OocError> {
-        let tmp = self.record_path.with_extension("rec.tmp");
-        let b = self.record.encode();
-        let file = File::create(&tmp).map_err(io_error(&tmp, "creating"))?;
-        fault::write_all_at(|b, at| file.write_all_at(b, at), &b, 0)
-            .map_err(io_error(&tmp, "writing"))?;
-        let started = std::time::Instant::now();
-        fault::gate(Op::Sync)
-            .and_then(|()| file.sync_all())
-            .map_err(io_error(&tmp, "syncing"))?;
-        std::fs::rename(&tmp, &self.record_path)
-            .map_err(io_error(&self.record_path, "replacing"))?;
-        let synced = sync_dir(&self.record_path);
-        self.sync_seconds += started.elapsed().as_secs_f64();
-        synced
-    }
-
-    /// Commits a step: `factors`' data synced, then the record (`steps_done`, the pivots so
-    /// far, the first zero pivot) replaced, then the journal emptied.
-    ///
-    /// # Errors
-    /// [`OocError::Io`] naming the file.
-    pub fn commit<T: Scalar>(
-        &mut self,
-        factors: &mut DiskMatrix<T>,
-        steps_done: usize,
-        ipiv: &[usize],
-        first_zero_pivot: Option<usize>,
-    ) -> Result<(), OocError> {
-        factors.flush()?;
-        self.record.steps_done = steps_done as u64;
-        self.record.ipiv = ipiv.iter().map(|&p| p as u64).collect();
-        self.record.first_zero_pivot = first_zero_pivot.map(|z| z as u64);
-        self.write_record()?;
-        self.journal
-            .set_len(0)
-            .map_err(io_error(&self.journal_path, "emptying"))?;
-        self.journal_len = 0;
-        Ok(())
-    }
-
-    /// Appends (and syncs) the entry "step `step` sets rows `rows` of columns `cols` to
-    /// `values`" (column by column, in `rows`' order).
-    ///
-    /// # Errors
-    /// [`OocError::Io`] naming the journal.
-    pub fn journal<T: Scalar>(
-        &mut self,
-        step: usize,
-        cols: Range<usize>,
-        rows: &[usize],
-        values: &[T],
-    ) -> Result<(), OocError> {
-        debug_assert_eq!(values.len(), rows.len() * cols.len());
-        let mut b = Vec::with_capacity(8 * (5 + rows.len()) + std::mem::size_of_val(values));
-        for v in [step, cols.start, cols.len(), rows.len()]
-            .into_iter()
-            .chain(rows.iter().copied())
-        {
-            b.extend((v as u64).to_le_bytes());
-        }
-        b.extend_from_slice(bytes(values));
-        let sum = checksum(&b);
-        b.extend(sum.to_le_bytes());
-        let j = &self.journal;
-        fault::write_all_at(|b, at| j.write_all_at(b, at), &b, self.journal_len)
-            .map_err(io_error(&self.journal_path, "appending to"))?;
-        let started = std::time::Instant::now();
-        let synced = fault::gate(Op::Sync).and_then(|()| self.journal.sync_data());
-        self.sync_seconds += started.elapsed().as_secs_f64();
-        synced.map_err(io_error(&self.journal_path, "syncing"))?;
-        self.journal_len += b.len() as u64;
-        self.journal_elems += values.len() as u64;
-        Ok(())
-    }
-
-    /// Writes the journal's intact entries of the step in progress (`steps_done`) into
-    /// `factors` again and returns the first column of each; stops at the first entry cut
-    /// short (whose write never began).
-    ///
-    /// # Errors
-    /// [`OocError::Format`] for an entry outside the matrix; the disk's errors.
-    pub fn replay<T: Scalar>(
-        &mut self,
-        factors: &mut DiskMatrix<T>,
-    ) -> Result<Vec<usize>, OocError> {
-        let size = std::mem::size_of::<T>();
-        let mut b = vec![0u8; self.journal_len as usize];
-        fault::gate(Op::Read)
-            .and_then(|()| self.journal.read_exact_at(&mut b, 0))
-            .map_err(io_error(&self.journal_path, "reading"))?;
-        let (m, n) = factors.shape();
-        let mut replayed = Vec::new();
-        let mut at = 0;
-        while at + 40 <= b.len() {
-            let (step, c0, nc, nr) = (
-                u64_at(&b, at),
-                u64_at(&b, at + 8) as usize,
-                u64_at(&b, at + 16) as usize,
-                u64_at(&b, at + 24) as usize,
-            );
-            // The entry's length before its checksum (an absurd one is an entry cut short).
-            let len = nc
-                .checked_mul(nr)
-                .and_then(|e| e.checked_mul(size))
-                .and_then(|d| d.checked_add(nr.checked_mul(8)?))
-                .and_then(|d| d.checked_add(32));
-            let Some(len) = len.filter(|&l| l <= b.len() - at - 8) else {
-                break;
-            };
-            if checksum(&b[at..at + len]) != u64_at(&b, at + len) {
-                break;
-            }
-            let rows: Vec<usize> = (0..nr)
-                .map(|r| u64_at(&b, at + 32 + 8 * r) as usize)
-                .collect();
-            if c0 + nc > n || rows.iter().any(|&r| r >= m) {
-                return Err(OocError::Format {
-                    path: self.journal_path.clone(),
-                    why: "an entry outside the matrix".into(),
-                });
-            }
-            if step == self.record.steps_done {
-                let mut values = vec![T::zero(); nc * nr];
-                let data = at + 32 + 8 * nr;
-                bytes_mut(&mut values).copy_from_slice(&b[data..data + nc * nr * size]);
-                write_rows(factors, c0..c0 + nc, &rows, &values)?;
-                replayed.push(c0);
-            }
-            at += len + 8;
-        }
-        Ok(replayed)
     }
 }
 
