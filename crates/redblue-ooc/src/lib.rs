@@ -19,6 +19,7 @@ pub mod fault;
 pub mod format;
 pub mod lu;
 pub mod npy;
+pub mod parallel;
 mod progress;
 mod residual;
 

@@ -1,0 +1,688 @@
+//! The parallel left-looking out-of-core LU (seed 003's hybrid, digest §4.7, on a `P × 1`
+//! grid): the rows of every panel dealt to the ranks in blocks of `b`, cyclically
+//! ([`RowCyclic`]); left-looking across panels with the disk copy kept pivoted, each rank
+//! reading and writing only its own rows — of one shared file, or of a file of its own
+//! ([`RankFile`], the seed's shared and distributed files); inside a panel, a right-looking
+//! blocked LU with partial pivoting over the ranks ([`getrf_rows`], ScaLAPACK's `P_GETRF` on a
+//! `P × 1` grid).
+//!
+//! Each rank reads and writes exactly its rows of what the sequential [`crate::lu_left_pivoted`]
+//! reads and writes, so the ranks' counts add up to [`crate::left_pivoted_io`]. The words the
+//! ranks exchange: each step, the interchanges (rows sent to their new owners), the diagonal
+//! blocks `T₀` and rows `C₀` of the updates (gathered by every rank, which solves `T₀⁻¹·C₀`
+//! itself: seed 003 found the TRSM parallelises poorly), and inside the panel LU, per column a
+//! pivot candidate per rank and the pivot row, per inner block the block's rows.
+
+use crate::lu::{lu_flops, OocLu};
+use crate::{DiskMatrix, OocError};
+use redblue_comm::{CommError, Communicator};
+use redblue_core::{Diag, Op, RealScalar, Scalar, Side, Uplo};
+use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
+use std::ops::Range;
+
+/// Rows `0..m` dealt to `p` ranks in blocks of `b` rows, cyclically: block `β` to rank
+/// `β mod p` (a `P × 1` block-cyclic grid). A rank keeps its rows in global order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowCyclic {
+    /// The rows.
+    pub m: usize,
+    /// The block size.
+    pub b: usize,
+    /// The ranks.
+    pub p: usize,
+}
+
+impl RowCyclic {
+    /// The rank holding global row `i`.
+    pub fn owner(&self, i: usize) -> usize {
+        (i / self.b) % self.p
+    }
+
+    /// Row `i`'s index among its owner's rows.
+    pub fn local(&self, i: usize) -> usize {
+        (i / (self.b * self.p)) * self.b + i % self.b
+    }
+
+    /// The global index of rank `rank`'s `l`-th row.
+    pub fn global(&self, rank: usize, l: usize) -> usize {
+        (l / self.b) * self.b * self.p + rank * self.b + l % self.b
+    }
+
+    /// How many of the rows `0..g` rank `rank` holds (its rows from global `g` on start at
+    /// this local index).
+    pub fn rows_below(&self, rank: usize, g: usize) -> usize {
+        let (full, rest) = (g / (self.b * self.p), g % (self.b * self.p));
+        full * self.b + rest.saturating_sub(rank * self.b).min(self.b)
+    }
+
+    /// How many rows rank `rank` holds.
+    pub fn local_rows(&self, rank: usize) -> usize {
+        self.rows_below(rank, self.m)
+    }
+}
+
+fn comm_error(e: CommError) -> OocError {
+    OocError::Invalid(format!("out-of-core LU over ranks: {e}"))
+}
+
+fn kernel_error(e: redblue_kernels::KernelError) -> OocError {
+    OocError::Invalid(e.to_string())
+}
+
+/// A rank's rows `from..` of a panel of `w` columns: `lay`'s rows of it, column-major.
+struct Rows<'a, T> {
+    lay: RowCyclic,
+    rank: usize,
+    /// The first global row.
+    from: usize,
+    w: usize,
+    data: &'a mut [T],
+}
+
+impl<T: KernelScalar> Rows<'_, T> {
+    /// Local rows held (the leading dimension).
+    fn h(&self) -> usize {
+        self.lay.local_rows(self.rank) - self.lay.rows_below(self.rank, self.from)
+    }
+
+    /// The local index (in `data`) of this rank's first row at or after global `g`.
+    fn at(&self, g: usize) -> usize {
+        self.lay.rows_below(self.rank, g.max(self.from)) - self.lay.rows_below(self.rank, self.from)
+    }
+
+    /// The global row of local index `l`.
+    fn global(&self, l: usize) -> usize {
+        self.lay
+            .global(self.rank, l + self.lay.rows_below(self.rank, self.from))
+    }
+
+    /// Every rank gets the rows `rows` (columns `cols`) of the panel, `rows.len() × cols.len()`
+    /// column-major.
+    fn gather<C: Communicator>(
+        &self,
+        comm: &C,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> Result<Vec<T>, OocError> {
+        let (h, nc) = (self.h(), cols.len());
+        let mine: Vec<T> = (self.at(rows.start)..self.at(rows.end))
+            .flat_map(|l| cols.clone().map(move |c| self.data[c * h + l]))
+            .collect();
+        let counts: Vec<usize> = (0..self.lay.p)
+            .map(|r| {
+                let below = |g: usize| self.lay.rows_below(r, g);
+                (below(rows.end) - below(rows.start)) * nc
+            })
+            .collect();
+        let mut all = vec![T::zero(); rows.len() * nc];
+        comm.all_gather_v(&mine, &mut all, &counts)
+            .map_err(comm_error)?;
+        // Rank r's rows in global order, each row's columns together.
+        let mut out = vec![T::zero(); rows.len() * nc];
+        let mut at = 0;
+        for r in 0..self.lay.p {
+            let first = self.lay.rows_below(r, rows.start);
+            for l in first..self.lay.rows_below(r, rows.end) {
+                let g = self.lay.global(r, l) - rows.start;
+                for c in 0..nc {
+                    out[c * rows.len() + g] = all[at + c];
+                }
+                at += nc;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sets this rank's rows among `rows` (columns `cols`) from `values` (as [`Rows::gather`]
+    /// returns them).
+    fn scatter(&mut self, rows: Range<usize>, cols: Range<usize>, values: &[T]) {
+        let h = self.h();
+        for l in self.at(rows.start)..self.at(rows.end) {
+            let g = self.global(l) - rows.start;
+            for (jj, c) in cols.clone().enumerate() {
+                self.data[c * h + l] = values[jj * rows.len() + g];
+            }
+        }
+    }
+
+    /// Rows `from..` permuted: new row `from + t` is old row `from + perm[t]`, rows sent to
+    /// their new owners in one exchange (each rank knows what it will receive and in which
+    /// order, so only values travel).
+    fn permute<C: Communicator>(
+        &mut self,
+        comm: &C,
+        from: usize,
+        perm: &[usize],
+    ) -> Result<(), OocError> {
+        let (lay, me, w, h) = (self.lay, self.rank, self.w, self.h());
+        let (moved, sources) = moved_rows_of(perm);
+        // Every moved row: (its source global row, its destination global row).
+        let moves: Vec<(usize, usize)> = sources
+            .iter()
+            .zip(&moved)
+            .map(|(&s, &t)| (from + s, from + t))
+            .collect();
+        let mut order = moves.clone();
+        order.sort_unstable();
+        let mut send = Vec::new();
+        let mut send_counts = vec![0; lay.p];
+        let mut recv_counts = vec![0; lay.p];
+        for d in 0..lay.p {
+            for &(s, _) in order
+                .iter()
+                .filter(|&&(s, t)| lay.owner(t) == d && lay.owner(s) == me)
+            {
+                let l = self.at(s);
+                debug_assert_eq!(self.global(l), s);
+                send.extend((0..w).map(|c| self.data[c * h + l]));
+                send_counts[d] += w;
+            }
+        }
+        for (s, t) in &order {
+            if lay.owner(*t) == me {
+                recv_counts[lay.owner(*s)] += w;
+            }
+        }
+        let mut recv = vec![T::zero(); recv_counts.iter().sum()];
+        comm.all_to_all_v(&send, &send_counts, &mut recv, &recv_counts)
+            .map_err(comm_error)?;
+        let mut at: Vec<usize> = recv_counts
+            .iter()
+            .scan(0, |acc, &c| {
+                let start = *acc;
+                *acc += c;
+                Some(start)
+            })
+            .collect();
+        for &(s, t) in &order {
+            if lay.owner(t) == me {
+                let src = lay.owner(s);
+                let l = self.at(t);
+                for c in 0..w {
+                    self.data[c * h + l] = recv[at[src] + c];
+                }
+                at[src] += w;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The rows a permutation moves (`perm[t] ≠ t`) and their sources.
+fn moved_rows_of(perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    (0..perm.len())
+        .filter(|&t| perm[t] != t)
+        .map(|t| (t, perm[t]))
+        .unzip()
+}
+
+/// The permutation of rows `0..h` that the interchanges `rel` make (LAPACK's order): new row
+/// `t` is old row `perm[t]`.
+fn permutation(h: usize, rel: &[usize]) -> Vec<usize> {
+    let mut perm: Vec<usize> = (0..h).collect();
+    for (i, &p) in rel.iter().enumerate() {
+        perm.swap(i, p);
+    }
+    perm
+}
+
+/// `|re| + |im|`, LAPACK's pivot measure.
+fn abs1<T: Scalar>(x: T) -> f64 {
+    x.re().abs().to_f64() + x.im().abs().to_f64()
+}
+
+/// What [`getrf_rows`] found: the interchanges (global rows, LAPACK's convention) and the
+/// first zero pivot's column (relative to the panel).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PanelLu {
+    /// Row `r + j` was interchanged with row `ipiv[j]` (global).
+    pub ipiv: Vec<usize>,
+    /// The first column whose pivot is exactly zero.
+    pub first_zero_pivot: Option<usize>,
+}
+
+/// Inner block of [`getrf_rows`].
+const NB: usize = 32;
+
+/// Factors the panel of rows `r..m` and `w` columns held by the ranks as `lay` deals its rows
+/// (this rank's in `e`, column-major): `P·E = L·U` with partial pivoting, right-looking in
+/// blocks of 32 columns — per column the ranks' best candidates gathered, the pivot row swapped
+/// into place (whole width) and broadcast; per block the block's rows gathered, `U₁₂` solved by
+/// every rank, and each rank's `A₂₂ −= L₂₁·U₁₂` on its own rows.
+///
+/// # Errors
+/// A failed peer; a buffer of another size.
+pub fn getrf_rows<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    lay: RowCyclic,
+    r: usize,
+    w: usize,
+    e: &mut [T],
+    par: Par,
+) -> Result<PanelLu, OocError> {
+    let me = comm.rank();
+    let mut rows = Rows {
+        lay,
+        rank: me,
+        from: r,
+        w,
+        data: e,
+    };
+    let h = rows.h();
+    if rows.data.len() != h * w || r + w > lay.m {
+        return Err(OocError::Invalid(format!(
+            "a panel of rows {r}..{} and {w} columns in {} local elements",
+            lay.m,
+            rows.data.len()
+        )));
+    }
+    let mut ipiv = Vec::with_capacity(w);
+    let mut first_zero_pivot = None;
+    for j0 in (0..w).step_by(NB) {
+        let jb = NB.min(w - j0);
+        for j in j0..j0 + jb {
+            let g0 = r + j;
+            let piv = pivot_row(comm, &rows, g0, j)?;
+            ipiv.push(piv);
+            swap_rows(comm, &mut rows, g0, piv)?;
+            let mut prow: Vec<T> = vec![T::zero(); j0 + jb - j];
+            if lay.owner(g0) == me {
+                let l = rows.at(g0);
+                for (c, v) in prow.iter_mut().enumerate() {
+                    *v = rows.data[(j + c) * h + l];
+                }
+            }
+            comm.broadcast(&mut prow, lay.owner(g0))
+                .map_err(comm_error)?;
+            let pivot = prow[0];
+            if pivot == T::zero() {
+                first_zero_pivot = first_zero_pivot.or(Some(j));
+                continue;
+            }
+            for l in rows.at(g0 + 1)..h {
+                let x = rows.data[j * h + l] / pivot;
+                rows.data[j * h + l] = x;
+                for c in 1..prow.len() {
+                    let y = rows.data[(j + c) * h + l] - x * prow[c];
+                    rows.data[(j + c) * h + l] = y;
+                }
+            }
+        }
+        if j0 + jb < w {
+            block_update(comm, &mut rows, r + j0, j0, jb, par)?;
+        }
+    }
+    Ok(PanelLu {
+        ipiv,
+        first_zero_pivot,
+    })
+}
+
+/// The pivot of column `j` from row `g0` down: the largest `|re| + |im|`, the first such row.
+fn pivot_row<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    rows: &Rows<'_, T>,
+    g0: usize,
+    j: usize,
+) -> Result<usize, OocError> {
+    let h = rows.h();
+    let mut best = (-1.0f64, f64::MAX);
+    for l in rows.at(g0)..h {
+        let a = abs1(rows.data[j * h + l]);
+        if a > best.0 {
+            best = (a, rows.global(l) as f64);
+        }
+    }
+    let mut all = vec![0.0f64; 2 * rows.lay.p];
+    comm.all_gather(&[best.0, best.1], &mut all)
+        .map_err(comm_error)?;
+    let (mut abs, mut row) = (-1.0f64, f64::MAX);
+    for c in all.chunks(2) {
+        if c[0] > abs || (c[0] == abs && c[1] < row) {
+            (abs, row) = (c[0], c[1]);
+        }
+    }
+    // All zero (or no rows): the diagonal row itself, as LAPACK's first index of the maximum.
+    Ok(if abs <= 0.0 { g0 } else { row as usize })
+}
+
+/// Interchanges global rows `a` and `b` of the panel (its whole width).
+fn swap_rows<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    rows: &mut Rows<'_, T>,
+    a: usize,
+    b: usize,
+) -> Result<(), OocError> {
+    if a == b {
+        return Ok(());
+    }
+    let (lay, me, h, w) = (rows.lay, rows.rank, rows.h(), rows.w);
+    let (oa, ob) = (lay.owner(a), lay.owner(b));
+    if oa == me && ob == me {
+        let (la, lb) = (rows.at(a), rows.at(b));
+        for c in 0..w {
+            rows.data.swap(c * h + la, c * h + lb);
+        }
+    } else if oa == me || ob == me {
+        let (mine, other) = if oa == me { (a, ob) } else { (b, oa) };
+        let l = rows.at(mine);
+        let send: Vec<T> = (0..w).map(|c| rows.data[c * h + l]).collect();
+        let mut recv = vec![T::zero(); w];
+        comm.sendrecv(&send, other, &mut recv, other, 71)
+            .map_err(comm_error)?;
+        for (c, v) in recv.into_iter().enumerate() {
+            rows.data[c * h + l] = v;
+        }
+    }
+    Ok(())
+}
+
+/// After the columns `j0..j0 + jb` (rows from `g` = `r + j0`) are factored: their block's rows
+/// gathered, `U₁₂ = L₁₁⁻¹·A₁₂` on every rank, its rows stored by their owners, and each rank's
+/// rows below `A₂₂ −= L₂₁·U₁₂`.
+fn block_update<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    rows: &mut Rows<'_, T>,
+    g: usize,
+    j0: usize,
+    jb: usize,
+    par: Par,
+) -> Result<(), OocError> {
+    let (h, w) = (rows.h(), rows.w);
+    let rest = w - j0 - jb;
+    let mut blk = rows.gather(comm, g..g + jb, j0..w)?;
+    {
+        let (l11, a12) = blk.split_at_mut(jb * jb);
+        let l11 = MatRef::from_slice(l11, jb, jb, jb).map_err(kernel_error)?;
+        let a12 = MatMut::from_slice(a12, jb, rest, jb).map_err(kernel_error)?;
+        trsm(
+            Side::Left,
+            Uplo::Lower,
+            Op::NoTrans,
+            Diag::Unit,
+            T::one(),
+            l11,
+            a12,
+            par,
+        )
+        .map_err(kernel_error)?;
+    }
+    let u12 = &blk[jb * jb..];
+    rows.scatter(g..g + jb, j0 + jb..w, u12);
+    let below = rows.at(g + jb);
+    if below < h {
+        let (left, right) = rows.data.split_at_mut((j0 + jb) * h);
+        let l21 =
+            MatRef::from_slice(&left[j0 * h + below..], h - below, jb, h).map_err(kernel_error)?;
+        let u = MatRef::from_slice(u12, jb, rest, jb).map_err(kernel_error)?;
+        let a22 =
+            MatMut::from_slice(&mut right[below..], h - below, rest, h).map_err(kernel_error)?;
+        gemm(
+            T::zero() - T::one(),
+            l21,
+            Op::NoTrans,
+            u,
+            Op::NoTrans,
+            T::one(),
+            a22,
+            par,
+        )
+        .map_err(kernel_error)?;
+    }
+    Ok(())
+}
+
+/// A rank's view of a matrix file: its rows of one file all ranks share (the seed's shared
+/// file), or a file of its own holding only its rows, in order (a distributed file).
+#[derive(Debug)]
+pub struct RankFile<T> {
+    /// The file.
+    pub file: DiskMatrix<T>,
+    /// Whether the file holds every row (shared) or only this rank's.
+    pub shared: bool,
+}
+
+impl<T: Scalar> RankFile<T> {
+    /// This rank's rows from global `from` on, columns `cols`, into `buf` (column-major, those
+    /// rows in order).
+    fn read(
+        &mut self,
+        lay: RowCyclic,
+        rank: usize,
+        from: usize,
+        cols: Range<usize>,
+        buf: &mut [T],
+    ) -> Result<(), OocError> {
+        let (l0, l1) = (lay.rows_below(rank, from), lay.local_rows(rank));
+        if !self.shared {
+            return self.file.read(l0..l1, cols, buf);
+        }
+        let h = l1 - l0;
+        for (s, len) in runs(lay, l0, l1) {
+            let g = lay.global(rank, s);
+            let mut part = vec![T::zero(); len * cols.len()];
+            self.file.read(g..g + len, cols.clone(), &mut part)?;
+            for c in 0..cols.len() {
+                buf[c * h + s - l0..c * h + s - l0 + len]
+                    .copy_from_slice(&part[c * len..(c + 1) * len]);
+            }
+        }
+        Ok(())
+    }
+
+    /// This rank's rows from global `from` on, columns `cols`, from `buf`.
+    fn write(
+        &mut self,
+        lay: RowCyclic,
+        rank: usize,
+        from: usize,
+        cols: Range<usize>,
+        buf: &[T],
+    ) -> Result<(), OocError> {
+        let (l0, l1) = (lay.rows_below(rank, from), lay.local_rows(rank));
+        if !self.shared {
+            return self.file.write(l0..l1, cols, buf);
+        }
+        let h = l1 - l0;
+        for (s, len) in runs(lay, l0, l1) {
+            let g = lay.global(rank, s);
+            let part: Vec<T> = (0..cols.len())
+                .flat_map(|c| buf[c * h + s - l0..c * h + s - l0 + len].to_vec())
+                .collect();
+            self.file.write(g..g + len, cols.clone(), &part)?;
+        }
+        Ok(())
+    }
+}
+
+/// A rank's local rows `l0..l1` as runs of consecutive global rows: `(first local, length)`.
+fn runs(lay: RowCyclic, l0: usize, l1: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut s = l0;
+    while s < l1 {
+        let len = (lay.b - s % lay.b).min(l1 - s);
+        out.push((s, len));
+        s += len;
+    }
+    out
+}
+
+/// The left-looking LU with the disk copy kept pivoted ([`crate::lu_left_pivoted`]) over the
+/// ranks of `comm`, rows dealt in blocks of `b`: `input` (`A`, only read) and `factors` are
+/// this rank's views (shared or distributed files, both of `A`'s shape or of this rank's rows);
+/// the panel width is `factors`' width. Every rank returns the same pivots and zero pivot, and
+/// its own counts (they add up to [`crate::left_pivoted_io`]); the flops are the model's.
+///
+/// # Errors
+/// Files whose shapes disagree with the layout; the disk's errors; a failed peer.
+pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    b: usize,
+    input: &mut RankFile<T>,
+    factors: &mut RankFile<T>,
+    par: Par,
+) -> Result<OocLu, OocError> {
+    let (me, p) = (comm.rank(), comm.size());
+    let m = factors.file.shape().1;
+    let w = factors.file.panel();
+    let lay = RowCyclic { m, b: b.max(1), p };
+    for f in [&*input, &*factors] {
+        let rows = if f.shared { m } else { lay.local_rows(me) };
+        if f.file.shape() != (rows, m) {
+            return Err(OocError::Invalid(format!(
+                "{}: {} x {}, for rank {me} of {p} in an LU of order {m} ({} file)",
+                f.file.path().display(),
+                f.file.shape().0,
+                f.file.shape().1,
+                if f.shared { "shared" } else { "distributed" }
+            )));
+        }
+    }
+    let start = (input.file.io(), factors.file.io());
+    let steps = m.div_ceil(w.max(1));
+    let all_rows = lay.local_rows(me);
+    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
+    let mut first_zero_pivot = None;
+    let mut active = vec![T::zero(); all_rows * w];
+    let mut temp = vec![T::zero(); all_rows * w];
+    for k in 0..steps {
+        let c = factors.file.panel_cols(k);
+        let (r, wk) = (c.start, c.len());
+        let act = &mut active[..all_rows * wk];
+        input.read(lay, me, 0, c.clone(), act)?;
+        let mut act_rows = Rows {
+            lay,
+            rank: me,
+            from: 0,
+            w: wk,
+            data: act,
+        };
+        act_rows.permute(comm, 0, &permutation(m, &ipiv))?;
+        for i in 0..k {
+            let ci = factors.file.panel_cols(i);
+            let (ri, wi) = (ci.start, ci.len());
+            let hi = all_rows - lay.rows_below(me, ri);
+            let tmp = &mut temp[..hi * wi];
+            factors.read(lay, me, ri, ci.clone(), tmp)?;
+            let mut tmp_rows = Rows {
+                lay,
+                rank: me,
+                from: ri,
+                w: wi,
+                data: tmp,
+            };
+            if i + 1 < k {
+                // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
+                let from = (k - 1) * w;
+                let rel: Vec<usize> = ipiv[from..r].iter().map(|&q| q - from).collect();
+                let perm = permutation(m - from, &rel);
+                let full: Vec<usize> = (0..from - ri)
+                    .chain(perm.iter().map(|&q| q + from - ri))
+                    .collect();
+                tmp_rows.permute(comm, ri, &full)?;
+                let skip = tmp_rows.at(from);
+                let back: Vec<T> = (0..wi)
+                    .flat_map(|j| tmp_rows.data[j * hi + skip..(j + 1) * hi].to_vec())
+                    .collect();
+                factors.write(lay, me, from, ci.clone(), &back)?;
+            }
+            update_from_ranks(comm, &mut act_rows, &tmp_rows, ri, wi, par)?;
+        }
+        let at = act_rows.at(r);
+        let h_all = act_rows.h();
+        // E: this rank's rows from r on, copied out (column-major of their own height).
+        let mut e: Vec<T> = (0..wk)
+            .flat_map(|j| act_rows.data[j * h_all + at..(j + 1) * h_all].to_vec())
+            .collect();
+        let info = getrf_rows(comm, lay, r, wk, &mut e, par)?;
+        for j in 0..wk {
+            act_rows.data[j * h_all + at..(j + 1) * h_all]
+                .copy_from_slice(&e[j * (h_all - at)..(j + 1) * (h_all - at)]);
+        }
+        if first_zero_pivot.is_none() {
+            first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
+        }
+        ipiv.extend(info.ipiv);
+        factors.write(lay, me, 0, c, act_rows.data)?;
+    }
+    if steps >= 2 {
+        let from = (steps - 1) * w;
+        let rel: Vec<usize> = ipiv[from..].iter().map(|&q| q - from).collect();
+        let perm = permutation(m - from, &rel);
+        let h = all_rows - lay.rows_below(me, from);
+        for i in 0..steps - 1 {
+            let ci = factors.file.panel_cols(i);
+            let wi = ci.len();
+            let buf = &mut temp[..h * wi];
+            factors.read(lay, me, from, ci.clone(), buf)?;
+            Rows {
+                lay,
+                rank: me,
+                from,
+                w: wi,
+                data: buf,
+            }
+            .permute(comm, from, &perm)?;
+            factors.write(lay, me, from, ci, buf)?;
+        }
+    }
+    let io = input.file.io().since(start.0) + factors.file.io().since(start.1);
+    Ok(OocLu {
+        ipiv,
+        first_zero_pivot,
+        io,
+        flops: lu_flops(m, w),
+        read_wait_s: 0.0,
+    })
+}
+
+/// The active panel updated by a left panel (rows from `ri`, `wi` columns): `C₀ ← T₀⁻¹·C₀`
+/// (rows `ri..ri+wi`, gathered by every rank, solved there, stored by their owners), then each
+/// rank's rows below `−= [T₁; D]·C₀`.
+fn update_from_ranks<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    act: &mut Rows<'_, T>,
+    tmp: &Rows<'_, T>,
+    ri: usize,
+    wi: usize,
+    par: Par,
+) -> Result<(), OocError> {
+    let wk = act.w;
+    let t0 = tmp.gather(comm, ri..ri + wi, 0..wi)?;
+    let mut c0 = act.gather(comm, ri..ri + wi, 0..wk)?;
+    {
+        let t = MatRef::from_slice(&t0, wi, wi, wi).map_err(kernel_error)?;
+        let c = MatMut::from_slice(&mut c0, wi, wk, wi).map_err(kernel_error)?;
+        trsm(
+            Side::Left,
+            Uplo::Lower,
+            Op::NoTrans,
+            Diag::Unit,
+            T::one(),
+            t,
+            c,
+            par,
+        )
+        .map_err(kernel_error)?;
+    }
+    act.scatter(ri..ri + wi, 0..wk, &c0);
+    let (ha, ht) = (act.h(), tmp.h());
+    let (la, lt) = (act.at(ri + wi), tmp.at(ri + wi));
+    if la < ha {
+        let below = MatRef::from_slice(&tmp.data[lt..], ht - lt, wi, ht).map_err(kernel_error)?;
+        let c = MatRef::from_slice(&c0, wi, wk, wi).map_err(kernel_error)?;
+        let dst = MatMut::from_slice(&mut act.data[la..], ha - la, wk, ha).map_err(kernel_error)?;
+        gemm(
+            T::zero() - T::one(),
+            below,
+            Op::NoTrans,
+            c,
+            Op::NoTrans,
+            T::one(),
+            dst,
+            par,
+        )
+        .map_err(kernel_error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! The out-of-core LU over ranks (threads as ranks): the row-cyclic dealing, the panel LU over
+//! ranks against `P·E = L·U`, and the whole factorisation from one shared file and from a file
+//! per rank — the factors' residual below ScaLAPACK's threshold, the same factors either way,
+//! the ranks' counts adding up to the sequential model, the same pivots on every rank.
+
+use redblue_comm::{run_ranks, Communicator};
+use redblue_core::{c64, random, RealScalar, Scalar};
+use redblue_kernels::{KernelScalar, Par};
+use redblue_ooc::parallel::{getrf_rows, left_pivoted_ranks, RankFile, RowCyclic};
+use redblue_ooc::{factor_residual, left_pivoted_io, DiskMatrix, OocLu};
+use std::path::{Path, PathBuf};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("redblue-ooc-par-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn value<T: Scalar>(i: usize, j: usize) -> T {
+    T::from_f64_parts(random::uniform(i, j, 31), random::uniform(i, j, 32))
+}
+
+#[test]
+fn rows_are_dealt_in_blocks_cyclically() {
+    for (m, b, p) in [(37, 3, 4), (10, 1, 3), (64, 16, 2), (5, 8, 3), (0, 2, 2)] {
+        let lay = RowCyclic { m, b, p };
+        let mut seen = vec![0; p];
+        for i in 0..m {
+            let r = lay.owner(i);
+            assert_eq!(lay.local(i), seen[r], "{lay:?} row {i}");
+            assert_eq!(lay.global(r, lay.local(i)), i);
+            seen[r] += 1;
+            for q in 0..p {
+                let below = (0..i).filter(|&g| lay.owner(g) == q).count();
+                assert_eq!(lay.rows_below(q, i), below, "{lay:?} {q} {i}");
+            }
+        }
+        for (q, &count) in seen.iter().enumerate() {
+            assert_eq!(lay.local_rows(q), count);
+        }
+    }
+}
+
+/// Factors rows `r..m` (`w` columns) of a random matrix over `p` ranks and checks `P·E = L·U`.
+fn panel<T: KernelScalar>(
+    p: usize,
+    b: usize,
+    m: usize,
+    r: usize,
+    w: usize,
+    zero_col: Option<usize>,
+) {
+    let entry = |i: usize, j: usize| {
+        if Some(j) == zero_col {
+            T::zero()
+        } else {
+            value::<T>(i, j)
+        }
+    };
+    let lay = RowCyclic { m, b, p };
+    let results = run_ranks(p, |comm| {
+        let me = comm.rank();
+        let rows: Vec<usize> = (r..m).filter(|&i| lay.owner(i) == me).collect();
+        let h = rows.len();
+        let mut e: Vec<T> = (0..w)
+            .flat_map(|j| rows.iter().map(move |&i| entry(i, j)))
+            .collect();
+        let info = getrf_rows(&comm, lay, r, w, &mut e, Par::Seq).unwrap();
+        (rows, h, e, info)
+    });
+    let info = &results[0].3;
+    assert!(
+        results.iter().all(|x| x.3 == *info),
+        "the same pivots on every rank"
+    );
+    assert_eq!(info.first_zero_pivot, zero_col, "p {p} b {b}");
+    // The factors, assembled in global rows r..m.
+    let hh = m - r;
+    let mut f = vec![T::zero(); hh * w];
+    for (rows, h, e, _) in &results {
+        for (l, &g) in rows.iter().enumerate() {
+            for j in 0..w {
+                f[j * hh + g - r] = e[j * h + l];
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..hh).collect();
+    for (j, &q) in info.ipiv.iter().enumerate() {
+        assert!(q >= r + j && q < m);
+        order.swap(j, q - r);
+    }
+    let scale = 100.0 * (hh as f64) * T::epsilon().to_f64();
+    for i in 0..hh {
+        for j in 0..w {
+            let mut lu = T::zero();
+            for k in 0..=i.min(j).min(w - 1) {
+                let l = if k == i { T::one() } else { f[k * hh + i] };
+                lu += l * f[j * hh + k];
+            }
+            let want = entry(r + order[i], j);
+            assert!(
+                (lu - want).abs().to_f64() <= scale,
+                "p {p} b {b} m {m} r {r} w {w}: ({i}, {j})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_panel_lu_over_ranks_is_p_e_equals_l_u() {
+    for p in 1..=4 {
+        for (b, m, r, w) in [
+            (3, 50, 0, 7),
+            (1, 45, 5, 40),
+            (5, 90, 10, 70),
+            (16, 64, 0, 33),
+        ] {
+            panel::<f64>(p, b, m, r, w, None);
+        }
+    }
+    panel::<c64>(3, 2, 45, 4, 36, None);
+    panel::<f32>(2, 4, 30, 0, 9, None);
+    panel::<f64>(3, 2, 30, 0, 9, Some(4));
+}
+
+/// Runs the LU over `p` ranks with rows dealt in blocks of `b`, from one shared file or from a
+/// file per rank (gathered into a shared file afterwards); returns the factors and each rank's
+/// result.
+fn factor_over_ranks<T: KernelScalar>(
+    d: &Path,
+    p: usize,
+    b: usize,
+    m: usize,
+    w: usize,
+    shared: bool,
+) -> (Vec<T>, Vec<OocLu>) {
+    let lay = RowCyclic { m, b, p };
+    let a_path = d.join("a.rbm");
+    DiskMatrix::<T>::create_from_fn(&a_path, m, m, w, value::<T>).unwrap();
+    let out = d.join("lu.rbm");
+    let mut whole = DiskMatrix::<T>::create(&out, m, m, w).unwrap();
+    let results = run_ranks(p, |comm| {
+        let me = comm.rank();
+        let (mut input, mut factors) = if shared {
+            (
+                RankFile {
+                    file: DiskMatrix::<T>::open(&a_path).unwrap(),
+                    shared: true,
+                },
+                RankFile {
+                    file: DiskMatrix::<T>::open(&out).unwrap(),
+                    shared: true,
+                },
+            )
+        } else {
+            let rows = lay.local_rows(me);
+            let mine = |l: usize, j: usize| value::<T>(lay.global(me, l), j);
+            let a = DiskMatrix::create_from_fn(d.join(format!("a.{me}.rbm")), rows, m, w, mine);
+            let f = DiskMatrix::<T>::create(d.join(format!("lu.{me}.rbm")), rows, m, w);
+            (
+                RankFile {
+                    file: a.unwrap(),
+                    shared: false,
+                },
+                RankFile {
+                    file: f.unwrap(),
+                    shared: false,
+                },
+            )
+        };
+        let info = left_pivoted_ranks(&comm, b, &mut input, &mut factors, Par::Seq).unwrap();
+        factors.file.sync().unwrap();
+        info
+    });
+    if !shared {
+        // Each rank's rows into the shared file (the seed's P_DTOS).
+        for me in 0..p {
+            let mut f = DiskMatrix::<T>::open(d.join(format!("lu.{me}.rbm"))).unwrap();
+            let rows = lay.local_rows(me);
+            let mut buf = vec![T::zero(); rows * m];
+            f.read(0..rows, 0..m, &mut buf).unwrap();
+            for l in 0..rows {
+                let row: Vec<T> = (0..m).map(|j| buf[j * rows + l]).collect();
+                let g = lay.global(me, l);
+                whole.write(g..g + 1, 0..m, &row).unwrap();
+            }
+        }
+        whole.sync().unwrap();
+    }
+    let mut f = DiskMatrix::<T>::open(&out).unwrap();
+    let mut a = DiskMatrix::<T>::open(&a_path).unwrap();
+    let r = factor_residual(&mut a, &mut f, &results[0].ipiv, Par::Seq).unwrap();
+    assert!(
+        r < 1.0,
+        "p {p} b {b} m {m} w {w} shared {shared}: residual {r}"
+    );
+    let mut all = vec![T::zero(); m * m];
+    f.read(0..m, 0..m, &mut all).unwrap();
+    (all, results)
+}
+
+#[test]
+fn the_lu_over_ranks_factors_from_shared_and_per_rank_files_alike() {
+    for p in 1..=4 {
+        for (b, m, w) in [(3, 37, 8), (8, 40, 16), (2, 23, 23), (5, 50, 7)] {
+            let d = dir(&format!("{p}-{b}-{m}-{w}"));
+            let (shared, info) = factor_over_ranks::<f64>(&d, p, b, m, w, true);
+            assert!(info
+                .iter()
+                .all(|x| x.ipiv == info[0].ipiv && x.first_zero_pivot.is_none()));
+            let reads: u64 = info.iter().map(|x| x.io.read_elems).sum();
+            let writes: u64 = info.iter().map(|x| x.io.write_elems).sum();
+            assert_eq!(
+                (reads, writes),
+                left_pivoted_io(m as u64, w as u64),
+                "p {p}"
+            );
+            let d2 = dir(&format!("{p}-{b}-{m}-{w}-dist"));
+            let (distributed, info2) = factor_over_ranks::<f64>(&d2, p, b, m, w, false);
+            assert_eq!(info2[0].ipiv, info[0].ipiv);
+            assert!(
+                distributed == shared,
+                "p {p} b {b}: the files' factors differ"
+            );
+            let _ = std::fs::remove_dir_all(&d);
+            let _ = std::fs::remove_dir_all(&d2);
+        }
+    }
+    let d = dir("c64");
+    factor_over_ranks::<c64>(&d, 3, 4, 30, 6, true);
+    let _ = std::fs::remove_dir_all(&d);
+}
