@@ -14,6 +14,8 @@ use redblue::ooc::{
     OocError, OocLu, Progress, StepDone,
 };
 use serde_json::json;
+
+mod ranks;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -66,6 +68,16 @@ pub struct OocLuArgs {
     /// threads, right after, and report both.
     #[arg(long)]
     compare_in_core: bool,
+    /// Ranks (threads as ranks): above 1, the left-looking pivoted LU over the ranks (seed
+    /// 003's hybrid on a P x 1 grid), each rank reading and writing its own rows.
+    #[arg(long, default_value_t = 1)]
+    ranks: usize,
+    /// With --ranks: one file all ranks share, or a file per rank holding its rows.
+    #[arg(long, value_enum, default_value_t = FileMode::Shared)]
+    files: FileMode,
+    /// With --ranks: rows are dealt to the ranks in blocks of this many, cyclically.
+    #[arg(long, default_value_t = 64)]
+    row_block: usize,
     /// Threads for the kernels (the products and panel factorisations).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -77,6 +89,16 @@ pub struct OocLuArgs {
     /// write (read:N, write:N, sync:N, abort:N): for the crash tests.
     #[arg(long, hide = true)]
     inject_fault: Option<Fault>,
+}
+
+/// How the ranks of `--ranks` keep the matrix on disk (seed 003's shared and distributed
+/// files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FileMode {
+    /// One file; each rank reads and writes its rows of it.
+    Shared,
+    /// A file per rank holding only its rows (`a.R.rbm`, `lu.R.rbm`); `lu.rbm` assembled after.
+    Distributed,
 }
 
 impl Variant {
@@ -121,7 +143,11 @@ fn run_typed<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("redblue-ooc-lu-{}", std::process::id())),
     };
-    let result = factor_in::<T>(args, &dir);
+    let result = if args.ranks > 1 {
+        ranks::factor_over_ranks::<T>(args, &dir)
+    } else {
+        factor_in::<T>(args, &dir)
+    };
     if args.dir.is_none() {
         let _ = std::fs::remove_dir_all(&dir); // a folder of our own: nothing kept
     }
@@ -159,16 +185,20 @@ fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> O
     move |source| OocError::Io { path, what, source }
 }
 
-/// A new run in `dir`: the matrix written to `a.rbm` (generated or from the `.npy`), the
-/// factors' file, and for the left-looking variants a new record. The right-looking variant
-/// factors a copy of the input in place and keeps no record.
-fn start<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocError> {
+/// A new run's input in `dir`: earlier runs' files removed, the matrix written to `a.rbm`
+/// (generated, or from the `.npy`) in panels of the width `--panel` or `--memory` gives;
+/// returns it, its order and the panel width.
+fn input_matrix<T: KernelScalar>(
+    args: &OocLuArgs,
+    dir: &Path,
+) -> Result<(DiskMatrix<T>, usize, usize), OocError> {
     for old in [
         "lu.rbm",
         "lu.rbm.partial",
         "ipiv.npy",
         "progress.rec",
-        "progress.journal",
+        "progress.journal.0",
+        "progress.journal.1",
     ] {
         let _ = std::fs::remove_file(dir.join(old)); // an earlier run's, if any
     }
@@ -197,6 +227,15 @@ fn start<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocE
             source.display()
         )));
     }
+    Ok((a, n, w))
+}
+
+/// A new run in `dir`: the matrix written to `a.rbm` (generated or from the `.npy`), the
+/// factors' file, and for the left-looking variants a new record. The right-looking variant
+/// factors a copy of the input in place and keeps no record.
+fn start<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, OocError> {
+    let (a, n, w) = input_matrix::<T>(args, dir)?;
+    let source = dir.join("a.rbm");
     let partial = dir.join("lu.rbm.partial");
     if args.variant == Variant::Right {
         std::fs::copy(&source, &partial).map_err(io_error(&partial, "copying the matrix to"))?;
@@ -426,6 +465,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
             "{}",
             json!({
                 "n": n, "panel": w, "variant": variant, "type": args.ty.name(),
+                "ranks": args.ranks, "files": format!("{:?}", args.files).to_lowercase(),
                 "time_s": seconds, "gflops": gflops,
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
@@ -447,9 +487,15 @@ fn report(args: &OocLuArgs, run: &Measured) {
         n.div_ceil(*w),
         args.ty.name()
     );
+    if args.ranks > 1 {
+        println!(
+            "  over {} ranks, rows dealt in blocks of {}, {:?} files",
+            args.ranks, args.row_block, args.files
+        );
+    }
     println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
     println!(
-        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s; fsync {sync_s:.3} s (commits: in the background)",
+        "  read  {} elements (model {}), {read_s:.3} s ({:.3} s waited for)\n  wrote {} elements (model {}), {write_s:.3} s; fsync {sync_s:.3} s",
         info.io.read_elems, model.0, info.read_wait_s, info.io.write_elems, model.1
     );
     if let Some(k) = resumed_from {

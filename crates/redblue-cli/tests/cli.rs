@@ -629,6 +629,33 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
             assert!(v[field].as_f64().is_some(), "{field} in {v}");
         }
     }
+    // Over ranks, from one shared file and from a file per rank: the ranks' counts add up to
+    // the model, the factors check.
+    for files in ["shared", "distributed"] {
+        let v = json_line(&redblue(&[
+            "ooc-lu",
+            "--n",
+            "120",
+            "--panel",
+            "16",
+            "--ranks",
+            "3",
+            "--row-block",
+            "5",
+            "--files",
+            files,
+            "--check",
+            "--json",
+        ]));
+        assert_eq!(v["io_read_elems"], v["model_read_elems"], "{v}");
+        assert_eq!(v["io_write_elems"], v["model_write_elems"], "{v}");
+        assert!(v["residual"].as_f64().unwrap() < 1.0, "{v}");
+        assert!(v["solve_residual"].as_f64().unwrap() < 1.0, "{v}");
+        assert_eq!(
+            (v["ranks"].as_u64(), v["files"].as_str()),
+            (Some(3), Some(files))
+        );
+    }
     // A memory budget holding the matrix twice over: in core, one panel, each element read
     // and written once.
     let v = json_line(&redblue(&[

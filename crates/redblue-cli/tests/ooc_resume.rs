@@ -156,6 +156,10 @@ fn a_run_that_cannot_resume_says_so() {
         &ooc(&d, 40, 8, "left-pivoted", &["--resume", "--check"]),
         "resume",
     );
+    // A run over ranks is not resumable (yet): refused, not half-done.
+    let out = ooc(&d, 40, 8, "left-pivoted", &["--resume", "--ranks", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not resumable"));
     // --resume needs --dir.
     let out = redblue(&["ooc-lu", "--resume"]);
     assert_eq!(out.status.code(), Some(2));

@@ -1,0 +1,157 @@
+//! `redblue ooc-lu --ranks P`: the left-looking pivoted LU over threads as ranks, rows dealt
+//! in blocks cyclically, from one shared file or a file per rank; the report as for one rank,
+//! the counts summed over the ranks.
+
+use super::{afterwards, input_matrix, io_error, report, FileMode, Measured, OocLuArgs, Variant};
+use redblue::comm::{run_ranks, Communicator};
+use redblue::kernels::{KernelScalar, Par};
+use redblue::ooc::parallel::{left_pivoted_ranks, RankFile, RowCyclic};
+use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError, OocLu};
+use std::path::Path;
+use std::time::Instant;
+
+/// Rank `me`'s files: views of `a.rbm` and `lu.rbm.partial`, or its own `a.R.rbm` (its rows
+/// of `a.rbm`, copied before the clock starts) and `lu.R.rbm`.
+fn rank_files<T: KernelScalar>(
+    args: &OocLuArgs,
+    dir: &Path,
+    lay: RowCyclic,
+    me: usize,
+    w: usize,
+) -> Result<(RankFile<T>, RankFile<T>), OocError> {
+    if args.files == FileMode::Shared {
+        return Ok((
+            RankFile {
+                file: DiskMatrix::open(dir.join("a.rbm"))?,
+                shared: true,
+            },
+            RankFile {
+                file: DiskMatrix::open(dir.join("lu.rbm.partial"))?,
+                shared: true,
+            },
+        ));
+    }
+    let (n, rows) = (lay.m, lay.local_rows(me));
+    let mut a = DiskMatrix::<T>::open(dir.join("a.rbm"))?;
+    let mut mine = DiskMatrix::<T>::create(dir.join(format!("a.{me}.rbm")), rows, n, w)?;
+    let mut row = vec![T::zero(); n];
+    for l in 0..rows {
+        let g = lay.global(me, l);
+        a.read(g..g + 1, 0..n, &mut row)?;
+        mine.write(l..l + 1, 0..n, &row)?;
+    }
+    mine.sync()?;
+    mine.reset_io();
+    let f = DiskMatrix::<T>::create(dir.join(format!("lu.{me}.rbm")), rows, n, w)?;
+    Ok((
+        RankFile {
+            file: mine,
+            shared: false,
+        },
+        RankFile {
+            file: f,
+            shared: false,
+        },
+    ))
+}
+
+/// Rank `me`'s rows of its `lu.R.rbm` written into the shared `lu.rbm.partial` (the seed's
+/// `P_DTOS`).
+fn assemble<T: KernelScalar>(
+    dir: &Path,
+    lay: RowCyclic,
+    out: &mut DiskMatrix<T>,
+) -> Result<(), OocError> {
+    let n = lay.m;
+    let mut row = vec![T::zero(); n];
+    for me in 0..lay.p {
+        let mut f = DiskMatrix::<T>::open(dir.join(format!("lu.{me}.rbm")))?;
+        for l in 0..lay.local_rows(me) {
+            let g = lay.global(me, l);
+            f.read(l..l + 1, 0..n, &mut row)?;
+            out.write(g..g + 1, 0..n, &row)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the LU over `--ranks` threads as ranks.
+pub(super) fn factor_over_ranks<T: KernelScalar>(
+    args: &OocLuArgs,
+    dir: &Path,
+) -> Result<bool, OocError> {
+    if args.variant != Variant::LeftPivoted || args.resume {
+        return Err(OocError::Invalid(
+            "--ranks above 1 runs the left-looking pivoted variant, and is not resumable yet \
+             (drop --variant and --resume)"
+                .into(),
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(io_error(dir, "creating"))?;
+    let (mut a, n, w) = input_matrix::<T>(args, dir)?;
+    let partial = dir.join("lu.rbm.partial");
+    let mut f = DiskMatrix::<T>::create(&partial, n, n, w)?;
+    let lay = RowCyclic {
+        m: n,
+        b: args.row_block.max(1),
+        p: args.ranks,
+    };
+    let par = match args.threads {
+        0 | 1 => Par::Seq,
+        t => Par::Threads(t),
+    };
+    let results = run_ranks(args.ranks, |comm| {
+        let me = comm.rank();
+        let (mut input, mut factors) = rank_files::<T>(args, dir, lay, me, w)?;
+        comm.barrier()
+            .map_err(|e| OocError::Invalid(e.to_string()))?;
+        let clock = Instant::now();
+        let info = left_pivoted_ranks(&comm, lay.b, &mut input, &mut factors, par)?;
+        factors.file.sync()?;
+        let seconds = clock.elapsed().as_secs_f64();
+        let (r, wr) = (input.file.io_seconds(), factors.file.io_seconds());
+        Ok::<_, OocError>((
+            info,
+            seconds,
+            (r.0 + wr.0, r.1 + wr.1, factors.file.sync_seconds()),
+        ))
+    });
+    let mut infos = Vec::new();
+    for r in results {
+        infos.push(r?);
+    }
+    // The slowest rank's time; the counts and seconds of all ranks summed.
+    let seconds = infos.iter().map(|x| x.1).fold(0.0, f64::max);
+    let total =
+        |pick: fn(&(OocLu, f64, (f64, f64, f64))) -> f64| infos.iter().map(pick).sum::<f64>();
+    let io_seconds = (total(|x| x.2 .0), total(|x| x.2 .1), total(|x| x.2 .2));
+    let io = infos
+        .iter()
+        .fold(IoCounts::default(), |acc, x| acc + x.0.io);
+    let mut info = infos.swap_remove(0).0;
+    info.io = io;
+    if args.files == FileMode::Distributed {
+        assemble(dir, lay, &mut f)?;
+    }
+    f.sync()?;
+    npy::write_indices(dir.join("ipiv.npy"), &info.ipiv)?;
+    f.rename(dir.join("lu.rbm"))?;
+    let (residuals, in_core_s) = afterwards(args, &mut a, &mut f, &info.ipiv, par)?;
+    let run = Measured {
+        n,
+        w,
+        seconds,
+        info,
+        model: left_pivoted_io(n as u64, w as u64),
+        io_seconds,
+        residuals,
+        in_core_s,
+        resumed_from: None,
+        journal_elems: 0,
+    };
+    report(args, &run);
+    let passed = run
+        .residuals
+        .is_none_or(|(r, s)| r <= super::THRESHOLD && s <= super::THRESHOLD);
+    Ok(passed && run.info.first_zero_pivot.is_none())
+}
