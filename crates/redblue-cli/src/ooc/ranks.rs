@@ -122,9 +122,9 @@ pub(super) fn factor_over_ranks<T: KernelScalar>(
     }
     // The slowest rank's time; the counts and seconds of all ranks summed.
     let seconds = infos.iter().map(|x| x.1).fold(0.0, f64::max);
-    let total =
-        |pick: fn(&(OocLu, f64, (f64, f64, f64))) -> f64| infos.iter().map(pick).sum::<f64>();
-    let io_seconds = (total(|x| x.2 .0), total(|x| x.2 .1), total(|x| x.2 .2));
+    let io_seconds = infos.iter().fold((0.0, 0.0, 0.0), |acc, x| {
+        (acc.0 + x.2 .0, acc.1 + x.2 .1, acc.2 + x.2 .2)
+    });
     let io = infos
         .iter()
         .fold(IoCounts::default(), |acc, x| acc + x.0.io);
