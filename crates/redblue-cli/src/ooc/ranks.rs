@@ -6,7 +6,7 @@ use super::{afterwards, input_matrix, io_error, report, FileMode, Measured, OocL
 use redblue::comm::{run_ranks, Communicator};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::parallel::{left_pivoted_ranks, RankFile, RowCyclic};
-use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError, OocLu};
+use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError};
 use std::path::Path;
 use std::time::Instant;
 
