@@ -35,9 +35,9 @@ pub struct OocLuArgs {
     /// Order of A (ignored with --input).
     #[arg(long, default_value_t = 2048)]
     n: usize,
-    /// Bytes of memory for the panels: three for the left-looking variants (the active one,
-    /// the one in use, the next one being read), two for the right-looking one; the panel
-    /// width is the widest that fits (the whole matrix, one panel, when it fits).
+    /// Bytes of memory for the panels: the whole matrix, factored in core, when it fits;
+    /// otherwise three panels for the left-looking variants (the active one, the one in use,
+    /// the next one being read), two for the right-looking one, the widest that fit.
     ///
     /// A resumed run keeps its panel width.
     #[arg(long)]
@@ -209,6 +209,8 @@ fn input_matrix<T: KernelScalar>(
     let size = std::mem::size_of::<T>() as u64;
     let w = match (args.panel, args.memory) {
         (Some(w), _) => w,
+        // The whole matrix when it fits: one panel, read once, factored in core, written once.
+        (None, Some(bytes)) if bytes >= size * (n * n) as u64 => n,
         (None, Some(bytes)) => {
             let panels = if args.variant == Variant::Right { 2 } else { 3 };
             (bytes / (panels * size * n.max(1) as u64)) as usize

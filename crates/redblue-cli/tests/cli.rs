@@ -656,14 +656,14 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
             (Some(3), Some(files))
         );
     }
-    // A memory budget holding the matrix twice over: in core, one panel, each element read
-    // and written once.
+    // A memory budget holding the matrix: in core, one panel, each element read and written
+    // once; a byte less, three panels.
     let v = json_line(&redblue(&[
         "ooc-lu",
         "--n",
         "64",
         "--memory",
-        "1000000",
+        "32768",
         "--json",
         "--compare-in-core",
     ]));
@@ -672,6 +672,10 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
         (v["panel"].as_u64(), v["io_read_elems"].as_u64()),
         (Some(64), Some(64 * 64))
     );
+    let v = json_line(&redblue(&[
+        "ooc-lu", "--n", "64", "--memory", "32767", "--json",
+    ]));
+    assert_eq!(v["panel"].as_u64(), Some(32767 / (3 * 8 * 64)));
 }
 
 #[test]
