@@ -1,0 +1,368 @@
+//! Issue 19's comparisons in one run, each interleaved pair by pair (this machine's speed drifts
+//! between stretches of a run): the distributed factorisations and products on threads as ranks
+//! against the kernel crate's two-thread single-process kernels on the same matrices, and the
+//! product on 4 ranks and from a block-cyclic layout against 2 ranks in the native layout. For
+//! each: the reference's median GFLOP/s, the median ratio `reference time / our time` and its
+//! range, the target. The CPU model and its vector features head the output.
+//!
+//! ```text
+//! cargo bench -p redblue-benches --bench perf            # N = 4096, 5 pairs, f64 and the rest
+//! PERF_N=2048 PERF_PAIRS=3 PERF_ONLY=gemm cargo bench -p redblue-benches --bench perf
+//! ```
+//!
+//! A kernel arm runs on rank 0 with two threads while the other ranks wait in a barrier (using
+//! no core); a distributed arm runs on every rank, one thread each, its input in the native
+//! layout (or the block-cyclic one), factored in place on a copy made outside the timed region.
+
+use redblue::cholesky::{cholesky_in_place, CholeskyParams, CholeskyPlan};
+use redblue::comm::{run_ranks, Communicator, ThreadComm};
+use redblue::core::{c32, c64, random, Op, Scalar, Uplo};
+use redblue::dist::{BlockCyclic, GridOrder, OwnedDistMatrix};
+use redblue::gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
+use redblue::kernels::{gemm, getrf, potrf, KernelScalar, Mat, Par};
+use redblue::lu::{lu_in_place, lu_plan, LuParams};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One arm, made on each rank: called once per pair, it returns the seconds it took (between
+/// two barriers).
+type Arm = Box<dyn FnMut(&ThreadComm) -> f64>;
+
+/// Makes a comparison's two arms on a rank.
+type Arms = dyn Fn(&ThreadComm) -> [Arm; 2] + Sync;
+
+fn entry<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
+    T::from_f64_parts(random::uniform(i, j, seed), random::uniform(i, j, seed + 7))
+}
+
+/// Hermitian positive definite: off the diagonal uniform, `2n` on it.
+fn hpd<T: Scalar>(n: usize) -> impl Fn(usize, usize) -> T + Copy + Send + Sync {
+    move |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Equal => T::from_f64_parts(2.0 * n as f64, 0.0),
+        std::cmp::Ordering::Greater => entry(i, j, 1),
+        std::cmp::Ordering::Less => entry::<T>(j, i, 1).conj(),
+    }
+}
+
+/// Times `f` between two barriers.
+fn timed(comm: &ThreadComm, f: impl FnOnce()) -> f64 {
+    comm.barrier().unwrap();
+    let start = Instant::now();
+    f();
+    comm.barrier().unwrap();
+    start.elapsed().as_secs_f64()
+}
+
+/// A kernel arm: `run` on a fresh copy of `input`, on rank 0 only.
+fn kernel_arm<T: KernelScalar>(input: Arc<Mat<T>>, run: fn(&mut Mat<T>)) -> Arm {
+    Box::new(move |comm| {
+        let mut copy = (comm.rank() == 0).then(|| (*input).clone());
+        timed(comm, || {
+            if let Some(m) = copy.as_mut() {
+                run(m)
+            }
+        })
+    })
+}
+
+/// `pairs` interleaved pairs (after one dropped to warm up) on `p` ranks: rank 0's seconds.
+fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<(f64, f64)> {
+    let mut times = run_ranks(p, |comm| {
+        let [mut first, mut second] = arms(&comm);
+        (0..=pairs)
+            .map(|_| (first(&comm), second(&comm)))
+            .skip(1)
+            .collect::<Vec<_>>()
+    });
+    times.swap_remove(0)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
+}
+
+/// Runs a comparison and prints a line: the reference (the first arm) in GFLOP/s, the ratio
+/// of its time to the second arm's, the target (none when 0).
+fn compare(name: &str, flops: f64, p: usize, pairs: usize, target: f64, arms: &Arms) -> f64 {
+    let times = interleave(p, pairs, arms);
+    let ratios: Vec<f64> = times.iter().map(|&(a, b)| a / b).collect();
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+    let reference = median(times.iter().map(|t| t.0).collect());
+    let ratio = median(ratios);
+    let verdict = match target {
+        t if t <= 0.0 => String::new(),
+        t if ratio >= t => format!("; target {t:.2} met"),
+        t => format!("; target {t:.2} NOT met"),
+    };
+    println!(
+        "{name:<50} reference {:>6.1} GFLOP/s; ratio {ratio:.2} ({lo:.2}–{hi:.2}){verdict}",
+        flops / reference / 1e9,
+    );
+    ratio
+}
+
+/// The LU (COnfLUX, the planner's grid) on `p` ranks against the kernel's `getrf`, 2 threads.
+fn lu_vs_getrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -> f64 {
+    let input = Arc::new(Mat::from_fn(n, n, |i, j| entry::<T>(i, j, 1)));
+    let params = LuParams::default();
+    let (grid, v) = lu_plan(n, p, &params).unwrap();
+    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+        let layout = BlockCyclic::new(n, n, v, v, grid.px, grid.py)
+            .unwrap()
+            .with_order(GridOrder::ColMajor);
+        let a = OwnedDistMatrix::from_fn(comm, layout, |i, j| entry::<T>(i, j, 1)).unwrap();
+        let params = params.clone();
+        let ours: Arm = Box::new(move |comm| {
+            let copy = a.clone();
+            timed(comm, || drop(lu_in_place(comm, copy, &params).unwrap()))
+        });
+        let kernel = kernel_arm(input.clone(), |m| {
+            drop(getrf(m.as_mut(), Par::Threads(2)).unwrap())
+        });
+        [kernel, ours]
+    };
+    let flops = flops_per_fma::<T>() * (n as f64).powi(3) / 3.0;
+    let name = format!("lu {} n={n}, {p} ranks / getrf 2 threads", T::NAME);
+    compare(&name, flops, p, pairs, target, &arms)
+}
+
+/// The Cholesky (COnfCHOX, the planner's) on `p` ranks against the kernel's `potrf`, 2 threads.
+fn cholesky_vs_potrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -> f64 {
+    let input = Arc::new(Mat::from_fn(n, n, hpd::<T>(n)));
+    let params = CholeskyParams::default();
+    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+        let plan = CholeskyPlan::new(n, comm.size(), &params).unwrap();
+        let a = OwnedDistMatrix::from_fn(comm, plan.native_layout().unwrap(), hpd::<T>(n)).unwrap();
+        let params = params.clone();
+        let ours: Arm = Box::new(move |comm| {
+            let copy = a.clone();
+            timed(comm, || {
+                drop(cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap())
+            })
+        });
+        let kernel = kernel_arm(input.clone(), |m| {
+            potrf(Uplo::Lower, m.as_mut(), Par::Threads(2)).unwrap()
+        });
+        [kernel, ours]
+    };
+    let flops = flops_per_fma::<T>() * (n as f64).powi(3) / 6.0;
+    let name = format!("cholesky {} n={n}, {p} ranks / potrf 2 threads", T::NAME);
+    compare(&name, flops, p, pairs, target, &arms)
+}
+
+/// Where a distributed product's operands live.
+#[derive(Clone, Copy, PartialEq)]
+enum Placement {
+    /// The plan's native layouts.
+    Native,
+    /// ScaLAPACK's: block-cyclic, 64 × 64 blocks, a 1 × p grid.
+    BlockCyclic,
+}
+
+/// A distributed product's arm on a rank: `C = A·B` with the plan for `p` ranks.
+fn product_arm<T: KernelScalar>(
+    comm: &ThreadComm,
+    (m, n, k): (usize, usize, usize),
+    place: Placement,
+) -> Arm {
+    let shape = GemmShape::new(m, n, k);
+    let ops = (Op::NoTrans, Op::NoTrans);
+    let plan = GemmPlan::new(shape, ops, comm.size(), &GemmParams::default()).unwrap();
+    let fa = |i, j| entry::<T>(i, j, 1);
+    let fb = |i, j| entry::<T>(i, j, 2);
+    if place == Placement::Native {
+        let [la, lb, lc] = plan.native_layouts().unwrap();
+        let a = OwnedDistMatrix::from_fn(comm, la, fa).unwrap();
+        let b = OwnedDistMatrix::from_fn(comm, lb, fb).unwrap();
+        let mut c = OwnedDistMatrix::zeros(comm, lc).unwrap();
+        return Box::new(move |comm| {
+            timed(comm, || {
+                gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+            })
+        });
+    }
+    let bc = |r, c| BlockCyclic::new(r, c, 64, 64, 1, comm.size()).unwrap();
+    let a = OwnedDistMatrix::from_fn(comm, bc(m, k), fa).unwrap();
+    let b = OwnedDistMatrix::from_fn(comm, bc(k, n), fb).unwrap();
+    let mut c = OwnedDistMatrix::zeros(comm, bc(m, n)).unwrap();
+    Box::new(move |comm| {
+        timed(comm, || {
+            gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+        })
+    })
+}
+
+/// The product on `p` ranks (native layout) against the kernel's `gemm`, 2 threads.
+fn gemm_vs_kernel<T: KernelScalar>(
+    dims: (usize, usize, usize),
+    p: usize,
+    pairs: usize,
+    target: f64,
+) -> f64 {
+    let (m, n, k) = dims;
+    let a = Arc::new(Mat::from_fn(m, k, |i, j| entry::<T>(i, j, 1)));
+    let b = Arc::new(Mat::from_fn(k, n, |i, j| entry::<T>(i, j, 2)));
+    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+        let (a, b) = (a.clone(), b.clone());
+        let mut c = (comm.rank() == 0).then(|| Mat::<T>::zeros(m, n));
+        let kernel: Arm = Box::new(move |comm| {
+            timed(comm, || {
+                if let Some(c) = c.as_mut() {
+                    gemm(
+                        T::one(),
+                        Mat::as_ref(&a),
+                        Op::NoTrans,
+                        Mat::as_ref(&b),
+                        Op::NoTrans,
+                        T::zero(),
+                        c.as_mut(),
+                        Par::Threads(2),
+                    )
+                    .unwrap()
+                }
+            })
+        });
+        [kernel, product_arm::<T>(comm, dims, Placement::Native)]
+    };
+    let flops = flops_per_fma::<T>() * (m * n) as f64 * k as f64;
+    let name = format!("gemm {} {m}x{n}x{k}, {p} ranks / gemm 2 threads", T::NAME);
+    compare(&name, flops, p, pairs, target, &arms)
+}
+
+/// The product from ScaLAPACK's block-cyclic layout against the native layout, 2 ranks.
+fn gemm_block_cyclic(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
+    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+        [
+            product_arm::<f64>(comm, dims, Placement::Native),
+            product_arm::<f64>(comm, dims, Placement::BlockCyclic),
+        ]
+    };
+    let (m, n, k) = dims;
+    let flops = 2.0 * (m * n) as f64 * k as f64;
+    let name = format!("gemm f64 {m}x{n}x{k}, 2 ranks: block-cyclic / native");
+    compare(&name, flops, 2, pairs, target, &arms)
+}
+
+/// The product on 4 ranks against 2 ranks (native layouts), each on all of its ranks.
+fn gemm_4_vs_2(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
+    // Two sessions cannot interleave inside one run_ranks: the 2-rank arm runs on ranks 0 and
+    // 1 of a split, ranks 2 and 3 waiting in the barriers.
+    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+        let half = comm
+            .split(u32::from(comm.rank() >= 2), comm.rank())
+            .unwrap();
+        let mut two = (comm.rank() < 2).then(|| product_arm::<f64>(&half, dims, Placement::Native));
+        let first: Arm = Box::new(move |comm| {
+            timed(comm, || {
+                if let Some(arm) = two.as_mut() {
+                    arm(&half);
+                }
+            })
+        });
+        [first, product_arm::<f64>(comm, dims, Placement::Native)]
+    };
+    let (m, n, k) = dims;
+    let flops = 2.0 * (m * n) as f64 * k as f64;
+    let name = format!("gemm f64 {m}x{n}x{k}: 2 ranks / 4 ranks");
+    compare(&name, flops, 4, pairs, target, &arms)
+}
+
+/// Real flops per multiply-add of `T`.
+fn flops_per_fma<T: Scalar>() -> f64 {
+    if T::IS_COMPLEX {
+        8.0
+    } else {
+        2.0
+    }
+}
+
+fn main() {
+    let var = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (n, pairs) = (var("PERF_N", 4096), var("PERF_PAIRS", 5));
+    let only = std::env::var("PERF_ONLY").unwrap_or_default();
+    let want = |what: &str| only.is_empty() || only.split(',').any(|o| o == what);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpu
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1));
+    let features: Vec<&str> = ["avx512f", "avx2", "fma"]
+        .into_iter()
+        .filter(|f| cpu.split_whitespace().any(|w| w == *f))
+        .collect();
+    println!(
+        "perf: N = {n}, {pairs} interleaved pairs each; CPU {} with {features:?}, {} cores; \
+         the kernels are redblue's own (faer){}",
+        model.unwrap_or("?").trim(),
+        std::thread::available_parallelism().map_or(0, |c| c.get()),
+        if cfg!(feature = "openblas") {
+            " or the system BLAS"
+        } else {
+            ""
+        }
+    );
+    if want("lu") {
+        lu_vs_getrf::<f64>(n, 2, pairs, 0.9);
+        lu_vs_getrf::<f64>(n, 4, pairs, 0.85);
+    }
+    if want("cholesky") {
+        cholesky_vs_potrf::<f64>(n, 2, pairs, 0.95);
+        cholesky_vs_potrf::<f64>(n, 4, pairs, 0.85);
+    }
+    if want("gemm") {
+        let shapes = [(n, n, n), (n / 8, n / 8, 64 * n), (n, n, n / 16)];
+        for dims in shapes {
+            gemm_vs_kernel::<f64>(dims, 2, pairs, 0.97);
+        }
+        gemm_4_vs_2((n, n, n), pairs, 0.95);
+        gemm_block_cyclic((n, n, n), pairs, 0.9);
+    }
+    if want("scalars") {
+        let h = n / 2;
+        for (what, f64_ratio) in [
+            ("lu", lu_vs_getrf::<f64>(h, 2, pairs, 0.0)),
+            ("cholesky", cholesky_vs_potrf::<f64>(h, 2, pairs, 0.0)),
+            ("gemm", gemm_vs_kernel::<f64>((h, h, h), 2, pairs, 0.0)),
+        ] {
+            let others = match what {
+                "lu" => [
+                    lu_vs_getrf::<f32>(h, 2, pairs, 0.0),
+                    lu_vs_getrf::<c32>(h, 2, pairs, 0.0),
+                    lu_vs_getrf::<c64>(h, 2, pairs, 0.0),
+                ],
+                "cholesky" => [
+                    cholesky_vs_potrf::<f32>(h, 2, pairs, 0.0),
+                    cholesky_vs_potrf::<c32>(h, 2, pairs, 0.0),
+                    cholesky_vs_potrf::<c64>(h, 2, pairs, 0.0),
+                ],
+                _ => [
+                    gemm_vs_kernel::<f32>((h, h, h), 2, pairs, 0.0),
+                    gemm_vs_kernel::<c32>((h, h, h), 2, pairs, 0.0),
+                    gemm_vs_kernel::<c64>((h, h, h), 2, pairs, 0.0),
+                ],
+            };
+            // The target: no scalar type's ratio more than 10 % below f64's (a higher one is a
+            // slower reference, reported as the spread).
+            let rel: Vec<f64> = others.iter().map(|r| r / f64_ratio).collect();
+            let low = rel.iter().cloned().fold(f64::MAX, f64::min);
+            let high = rel.iter().cloned().fold(0.0, f64::max);
+            println!(
+                "{what}: f32, c32, c64 ratios {low:.2}–{high:.2} of f64's (target: none below 0.90) {}",
+                if low >= 0.9 { "met" } else { "NOT met" }
+            );
+        }
+    }
+}
