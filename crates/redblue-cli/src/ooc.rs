@@ -472,6 +472,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
                 "io_read_s": read_s, "io_write_s": write_s, "io_wait_s": info.read_wait_s,
+                "in_core": info.in_core,
                 "io_sync_s": sync_s,
                 "first_zero_pivot": info.first_zero_pivot,
                 "flops_trsm": info.flops.trsm, "flops_gemm": info.flops.gemm,

@@ -33,6 +33,9 @@ pub struct OocLu {
     /// Seconds the computation waited for reads (less than the reads took when they were
     /// started ahead).
     pub read_wait_s: f64,
+    /// Whether the whole matrix was factored in memory at once: one panel (over ranks, by
+    /// redblue's distributed LU).
+    pub in_core: bool,
 }
 
 /// Floating-point operations of an LU's phases (a complex operation counts as one; `2·m·n·k`
@@ -326,6 +329,7 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
         io: f.io().since(start),
         flops,
         read_wait_s: reader.waited,
+        in_core: steps == 1,
     })
 }
 
@@ -427,6 +431,7 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
         io: f.io().since(start),
         flops,
         read_wait_s: reader.waited,
+        in_core: steps == 1,
     })
 }
 
@@ -961,6 +966,7 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
         io: a.io().since(start),
         flops,
         read_wait_s: a.io_seconds().0 - read_s,
+        in_core: steps == 1,
     })
 }
 

@@ -513,6 +513,12 @@ fn runs(lay: RowCyclic, l0: usize, l1: usize) -> Vec<(usize, usize)> {
 /// the panel width is `factors`' width. Every rank returns the same pivots and zero pivot, and
 /// its own counts (they add up to [`crate::left_pivoted_io`]); the flops are the model's.
 ///
+/// When one panel holds the whole matrix (it fits the memory), it is factored in core by
+/// redblue's distributed LU ([`redblue_lu::lu`], COnfLUX: tournament pivoting, so other pivots
+/// than partial pivoting's): each rank reads its rows once, the factors are written back in the
+/// rows of `P·A` as LAPACK leaves them, each rank writing its rows once. An exactly singular
+/// matrix goes to the panel LU instead, which reports the zero pivot and goes on.
+///
 /// # Errors
 /// Files whose shapes disagree with the layout; the disk's errors; a failed peer.
 pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
@@ -539,6 +545,12 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
         }
     }
     let start = (input.file.io(), factors.file.io());
+    if w >= m && m > 0 {
+        if let Some(info) = in_core(comm, lay, input, factors)? {
+            let io = input.file.io().since(start.0) + factors.file.io().since(start.1);
+            return Ok(OocLu { io, ..info });
+        }
+    }
     let steps = m.div_ceil(w.max(1));
     let all_rows = lay.local_rows(me);
     let mut ipiv: Vec<usize> = Vec::with_capacity(m);
@@ -633,6 +645,7 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
         io,
         flops: lu_flops(m, w),
         read_wait_s: 0.0,
+        in_core: false,
     })
 }
 
@@ -685,4 +698,43 @@ fn update_from_ranks<T: KernelScalar, C: Communicator>(
         .map_err(kernel_error)?;
     }
     Ok(())
+}
+
+/// The whole matrix factored in core by redblue's distributed LU (`None`: it is exactly
+/// singular, for the panel LU to report): this rank's rows read into a `P × 1` block-cyclic
+/// layout of blocks `b × m` (its rows in order, as `lay` deals them), factored, the factors
+/// written into the same layout and this rank's rows written back.
+fn in_core<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    lay: RowCyclic,
+    input: &mut RankFile<T>,
+    factors: &mut RankFile<T>,
+) -> Result<Option<OocLu>, OocError> {
+    let (m, me) = (lay.m, comm.rank());
+    let lu_error =
+        |e: redblue_lu::LuError| OocError::Invalid(format!("in-core LU over ranks: {e}"));
+    let dist_error =
+        |e: redblue_dist::DistError| OocError::Invalid(format!("in-core LU over ranks: {e}"));
+    let mut local = vec![T::zero(); lay.local_rows(me) * m];
+    input.read(lay, me, 0, 0..m, &mut local)?;
+    let layout = redblue_dist::BlockCyclic::new(m, m, lay.b, m, lay.p, 1).map_err(dist_error)?;
+    let a = redblue_dist::OwnedDistMatrix::from_local(comm, layout.clone(), local)
+        .map_err(dist_error)?;
+    let fac = match redblue_lu::lu(comm, &a, &redblue_lu::LuParams::default()) {
+        Ok(fac) => fac,
+        Err(redblue_lu::LuError::Singular { .. }) => return Ok(None),
+        Err(e) => return Err(lu_error(e)),
+    };
+    drop(a);
+    let mut out = redblue_dist::OwnedDistMatrix::zeros(comm, layout).map_err(dist_error)?;
+    fac.write_factors(comm, &mut out).map_err(lu_error)?;
+    factors.write(lay, me, 0, 0..m, &out.into_local())?;
+    Ok(Some(OocLu {
+        ipiv: fac.ipiv(),
+        first_zero_pivot: None,
+        io: crate::IoCounts::default(),
+        flops: lu_flops(m, m),
+        read_wait_s: 0.0,
+        in_core: true,
+    }))
 }

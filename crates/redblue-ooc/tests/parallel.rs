@@ -231,3 +231,48 @@ fn the_lu_over_ranks_factors_from_shared_and_per_rank_files_alike() {
     factor_over_ranks::<c64>(&d, 3, 4, 30, 6, true);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_matrix_that_fits_is_factored_in_core_and_a_singular_one_reports_its_zero_pivot() {
+    for p in 1..=4 {
+        let d = dir(&format!("fits-{p}"));
+        let (m, w) = (48, 48);
+        let (_, info) = factor_over_ranks::<f64>(&d, p, 4, m, w, true);
+        let reads: u64 = info.iter().map(|x| x.io.read_elems).sum();
+        let writes: u64 = info.iter().map(|x| x.io.write_elems).sum();
+        assert_eq!((reads, writes), ((m * m) as u64, (m * m) as u64), "p {p}");
+        // redblue's LU's pivots (tournament pivoting), not the panel LU's.
+        let theirs = run_ranks(p, |comm| {
+            let layout = redblue_dist::BlockCyclic::new(m, m, 4, m, p, 1).unwrap();
+            let a = redblue_dist::OwnedDistMatrix::from_fn(&comm, layout, value::<f64>).unwrap();
+            redblue_lu::lu(&comm, &a, &redblue_lu::LuParams::default())
+                .unwrap()
+                .ipiv()
+        });
+        assert_eq!(info[0].ipiv, theirs[0], "p {p}");
+        assert!(info.iter().all(|x| x.in_core), "p {p}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+    // A zero column: the in-core LU declines, the panel LU reports the column on every rank.
+    let d = dir("singular");
+    let m = 20;
+    let a_path = d.join("a.rbm");
+    let zero_col = |i: usize, j: usize| if j == 6 { 0.0 } else { value::<f64>(i, j) };
+    DiskMatrix::<f64>::create_from_fn(&a_path, m, m, m, zero_col).unwrap();
+    DiskMatrix::<f64>::create(d.join("lu.rbm"), m, m, m).unwrap();
+    let results = run_ranks(3, |comm| {
+        let mut input = RankFile {
+            file: DiskMatrix::<f64>::open(&a_path).unwrap(),
+            shared: true,
+        };
+        let mut factors = RankFile {
+            file: DiskMatrix::<f64>::open(d.join("lu.rbm")).unwrap(),
+            shared: true,
+        };
+        left_pivoted_ranks(&comm, 2, &mut input, &mut factors, Par::Seq).unwrap()
+    });
+    assert!(results
+        .iter()
+        .all(|r| r.first_zero_pivot == Some(6) && !r.in_core));
+    let _ = std::fs::remove_dir_all(&d);
+}
