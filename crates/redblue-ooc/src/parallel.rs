@@ -532,18 +532,7 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
     let m = factors.file.shape().1;
     let w = factors.file.panel();
     let lay = RowCyclic { m, b: b.max(1), p };
-    for f in [&*input, &*factors] {
-        let rows = if f.shared { m } else { lay.local_rows(me) };
-        if f.file.shape() != (rows, m) {
-            return Err(OocError::Invalid(format!(
-                "{}: {} x {}, for rank {me} of {p} in an LU of order {m} ({} file)",
-                f.file.path().display(),
-                f.file.shape().0,
-                f.file.shape().1,
-                if f.shared { "shared" } else { "distributed" }
-            )));
-        }
-    }
+    check_files(comm, lay, [&*input, &*factors])?;
     let start = (input.file.io(), factors.file.io());
     if w >= m && m > 0 {
         if let Some(info) = in_core(comm, lay, input, factors)? {
@@ -587,30 +576,11 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
                 // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
                 let from = (k - 1) * w;
                 let rel: Vec<usize> = ipiv[from..r].iter().map(|&q| q - from).collect();
-                let perm = permutation(m - from, &rel);
-                let full: Vec<usize> = (0..from - ri)
-                    .chain(perm.iter().map(|&q| q + from - ri))
-                    .collect();
-                tmp_rows.permute(comm, ri, &full)?;
-                let skip = tmp_rows.at(from);
-                let back: Vec<T> = (0..wi)
-                    .flat_map(|j| tmp_rows.data[j * hi + skip..(j + 1) * hi].to_vec())
-                    .collect();
-                factors.write(lay, me, from, ci.clone(), &back)?;
+                interchange_and_write(comm, factors, &mut tmp_rows, ci.clone(), from, &rel)?;
             }
             update_from_ranks(comm, &mut act_rows, &tmp_rows, ri, wi, par)?;
         }
-        let at = act_rows.at(r);
-        let h_all = act_rows.h();
-        // E: this rank's rows from r on, copied out (column-major of their own height).
-        let mut e: Vec<T> = (0..wk)
-            .flat_map(|j| act_rows.data[j * h_all + at..(j + 1) * h_all].to_vec())
-            .collect();
-        let info = getrf_rows(comm, lay, r, wk, &mut e, par)?;
-        for j in 0..wk {
-            act_rows.data[j * h_all + at..(j + 1) * h_all]
-                .copy_from_slice(&e[j * (h_all - at)..(j + 1) * (h_all - at)]);
-        }
+        let info = factor_rows_from(comm, &mut act_rows, r, par)?;
         if first_zero_pivot.is_none() {
             first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
@@ -618,24 +588,23 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
         factors.write(lay, me, 0, c, act_rows.data)?;
     }
     if steps >= 2 {
+        // The last step's interchanges to the panels on its left.
         let from = (steps - 1) * w;
         let rel: Vec<usize> = ipiv[from..].iter().map(|&q| q - from).collect();
-        let perm = permutation(m - from, &rel);
         let h = all_rows - lay.rows_below(me, from);
         for i in 0..steps - 1 {
             let ci = factors.file.panel_cols(i);
             let wi = ci.len();
             let buf = &mut temp[..h * wi];
             factors.read(lay, me, from, ci.clone(), buf)?;
-            Rows {
+            let mut rows = Rows {
                 lay,
                 rank: me,
                 from,
                 w: wi,
                 data: buf,
-            }
-            .permute(comm, from, &perm)?;
-            factors.write(lay, me, from, ci, buf)?;
+            };
+            interchange_and_write(comm, factors, &mut rows, ci, from, &rel)?;
         }
     }
     let io = input.file.io().since(start.0) + factors.file.io().since(start.1);
@@ -647,6 +616,83 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
         read_wait_s: 0.0,
         in_core: false,
     })
+}
+
+/// Every rank's files of the shape the layout gives it (a shared file `m × m`, a distributed
+/// one this rank's rows × `m`), agreed: a wrong file on one rank is an error on all.
+fn check_files<T: Scalar, C: Communicator>(
+    comm: &C,
+    lay: RowCyclic,
+    files: [&RankFile<T>; 2],
+) -> Result<(), OocError> {
+    let (me, m) = (comm.rank(), lay.m);
+    let mut wrong = None;
+    for f in files {
+        let rows = if f.shared { m } else { lay.local_rows(me) };
+        if wrong.is_none() && f.file.shape() != (rows, m) {
+            wrong = Some(format!(
+                "{}: {} x {}, for rank {me} of {} in an LU of order {m} ({} file)",
+                f.file.path().display(),
+                f.file.shape().0,
+                f.file.shape().1,
+                lay.p,
+                if f.shared { "shared" } else { "distributed" }
+            ));
+        }
+    }
+    let mut flags = vec![0u8; lay.p];
+    comm.all_gather(&[u8::from(wrong.is_some())], &mut flags)
+        .map_err(comm_error)?;
+    match (wrong, flags.iter().position(|&f| f != 0)) {
+        (Some(why), _) => Err(OocError::Invalid(why)),
+        (None, Some(rank)) => Err(OocError::Invalid(format!(
+            "rank {rank}'s files do not fit the LU of order {m}"
+        ))),
+        (None, None) => Ok(()),
+    }
+}
+
+/// The interchanges `rel` of rows `from..` applied over the ranks to a panel's rows held in
+/// `rows` (from `rows.from ≤ from`; columns `cols` of the file), and this rank's rows from
+/// `from` on written back.
+fn interchange_and_write<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    factors: &mut RankFile<T>,
+    rows: &mut Rows<'_, T>,
+    cols: Range<usize>,
+    from: usize,
+    rel: &[usize],
+) -> Result<(), OocError> {
+    let (lay, me, start) = (rows.lay, rows.rank, rows.from);
+    let perm = permutation(lay.m - from, rel);
+    let full: Vec<usize> = (0..from - start)
+        .chain(perm.iter().map(|&q| q + from - start))
+        .collect();
+    rows.permute(comm, start, &full)?;
+    let (skip, h) = (rows.at(from), rows.h());
+    let back: Vec<T> = (0..cols.len())
+        .flat_map(|j| rows.data[j * h + skip..(j + 1) * h].to_vec())
+        .collect();
+    factors.write(lay, me, from, cols, &back)
+}
+
+/// This rank's rows from `r` on of the active panel (all its columns) factored over the ranks
+/// ([`getrf_rows`]), in place.
+fn factor_rows_from<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    act: &mut Rows<'_, T>,
+    r: usize,
+    par: Par,
+) -> Result<PanelLu, OocError> {
+    let (at, h, wk) = (act.at(r), act.h(), act.w);
+    let mut e: Vec<T> = (0..wk)
+        .flat_map(|j| act.data[j * h + at..(j + 1) * h].to_vec())
+        .collect();
+    let info = getrf_rows(comm, act.lay, r, wk, &mut e, par)?;
+    for j in 0..wk {
+        act.data[j * h + at..(j + 1) * h].copy_from_slice(&e[j * (h - at)..(j + 1) * (h - at)]);
+    }
+    Ok(info)
 }
 
 /// The active panel updated by a left panel (rows from `ri`, `wi` columns): `C₀ ← T₀⁻¹·C₀`

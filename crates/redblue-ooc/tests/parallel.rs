@@ -276,3 +276,64 @@ fn a_matrix_that_fits_is_factored_in_core_and_a_singular_one_reports_its_zero_pi
         .all(|r| r.first_zero_pivot == Some(6) && !r.in_core));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_wrong_file_or_a_failed_read_on_one_rank_is_an_error_on_every_rank() {
+    let d = dir("failures");
+    let (m, w, p) = (30, 6, 3);
+    let lay = RowCyclic { m, b: 2, p };
+    for r in 0..p {
+        let rows = if r == 1 {
+            lay.local_rows(r) + 1
+        } else {
+            lay.local_rows(r)
+        };
+        let mine = |l: usize, j: usize| value::<f64>(l, j);
+        DiskMatrix::create_from_fn(d.join(format!("a.{r}.rbm")), rows, m, w, mine).unwrap();
+        DiskMatrix::<f64>::create(d.join(format!("lu.{r}.rbm")), lay.local_rows(r), m, w).unwrap();
+    }
+    let open = |me: usize| {
+        (
+            RankFile {
+                file: DiskMatrix::<f64>::open(d.join(format!("a.{me}.rbm"))).unwrap(),
+                shared: false,
+            },
+            RankFile {
+                file: DiskMatrix::<f64>::open(d.join(format!("lu.{me}.rbm"))).unwrap(),
+                shared: false,
+            },
+        )
+    };
+    let results = run_ranks(p, |comm| {
+        let (mut a, mut f) = open(comm.rank());
+        left_pivoted_ranks(&comm, 2, &mut a, &mut f, Par::Seq).map(|_| ())
+    });
+    let errors: Vec<String> = results
+        .iter()
+        .map(|r| r.as_ref().unwrap_err().to_string())
+        .collect();
+    assert!(errors[1].contains("a.1.rbm"), "{errors:?}");
+    assert!(
+        errors[0].contains("rank 1") && errors[2].contains("rank 1"),
+        "{errors:?}"
+    );
+    // The input of the right shape; rank 2's fifth read fails: every rank stops with an error.
+    let rows = lay.local_rows(1);
+    DiskMatrix::create_from_fn(d.join("a.1.rbm"), rows, m, w, |l, j| value::<f64>(l, j)).unwrap();
+    let results = run_ranks(p, |comm| {
+        let (mut a, mut f) = open(comm.rank());
+        if comm.rank() == 2 {
+            redblue_ooc::fault::inject(Some(redblue_ooc::fault::Fault::Read(5)));
+        }
+        let r = left_pivoted_ranks(&comm, 2, &mut a, &mut f, Par::Seq).map(|_| ());
+        redblue_ooc::fault::inject(None);
+        r
+    });
+    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+    assert!(results[2]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("injected"));
+    let _ = std::fs::remove_dir_all(&d);
+}
