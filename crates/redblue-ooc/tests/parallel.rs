@@ -288,8 +288,8 @@ fn a_wrong_file_or_a_failed_read_on_one_rank_is_an_error_on_every_rank() {
         } else {
             lay.local_rows(r)
         };
-        let mine = |l: usize, j: usize| value::<f64>(l, j);
-        DiskMatrix::create_from_fn(d.join(format!("a.{r}.rbm")), rows, m, w, mine).unwrap();
+        let a = d.join(format!("a.{r}.rbm"));
+        DiskMatrix::create_from_fn(a, rows, m, w, value::<f64>).unwrap();
         DiskMatrix::<f64>::create(d.join(format!("lu.{r}.rbm")), lay.local_rows(r), m, w).unwrap();
     }
     let open = |me: usize| {
@@ -319,7 +319,7 @@ fn a_wrong_file_or_a_failed_read_on_one_rank_is_an_error_on_every_rank() {
     );
     // The input of the right shape; rank 2's fifth read fails: every rank stops with an error.
     let rows = lay.local_rows(1);
-    DiskMatrix::create_from_fn(d.join("a.1.rbm"), rows, m, w, |l, j| value::<f64>(l, j)).unwrap();
+    DiskMatrix::create_from_fn(d.join("a.1.rbm"), rows, m, w, value::<f64>).unwrap();
     let results = run_ranks(p, |comm| {
         let (mut a, mut f) = open(comm.rank());
         if comm.rank() == 2 {
