@@ -86,7 +86,7 @@ pub struct OocLuArgs {
     #[arg(long, requires = "dir")]
     resume: bool,
     /// Make the n-th read, write or sync fail, or abort the process in the middle of the n-th
-    /// write (read:N, write:N, sync:N, abort:N): for the crash tests.
+    /// write (read:N, write:N, sync:N, abort:N; with --ranks, rank 0's): for the crash tests.
     #[arg(long, hide = true)]
     inject_fault: Option<Fault>,
 }

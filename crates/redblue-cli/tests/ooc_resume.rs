@@ -156,12 +156,48 @@ fn a_run_that_cannot_resume_says_so() {
         &ooc(&d, 40, 8, "left-pivoted", &["--resume", "--check"]),
         "resume",
     );
-    // A run over ranks is not resumable (yet): refused, not half-done.
+    // A sequential run's record is not a run over ranks'.
     let out = ooc(&d, 40, 8, "left-pivoted", &["--resume", "--ranks", "2"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not resumable"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another run"));
     // --resume needs --dir.
     let out = redblue(&["ooc-lu", "--resume"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_run_over_ranks_aborted_in_its_writes_resumes_to_identical_factors() {
+    let (n, w) = (60, 8);
+    let over = ["--ranks", "3", "--row-block", "4"];
+    let reference = dir("ranks-ref");
+    success(&ooc(&reference, n, w, "left-pivoted", &over), "reference");
+    let want = finished(&reference);
+    for files in ["shared", "distributed"] {
+        let mut aborted = 0;
+        for k in (1..).step_by(4) {
+            let d = dir(&format!("ranks-{files}-{k}"));
+            let fault = format!("abort:{k}");
+            let mut args = over.to_vec();
+            args.extend(["--files", files, "--inject-fault", &fault]);
+            if ooc(&d, n, w, "left-pivoted", &args).status.success() {
+                break;
+            }
+            aborted += 1;
+            assert!(
+                !d.join("lu.rbm").exists(),
+                "{files} {fault}: looks finished"
+            );
+            let mut args = over.to_vec();
+            args.extend(["--files", files, "--resume", "--check"]);
+            success(
+                &ooc(&d, n, w, "left-pivoted", &args),
+                &format!("{files} after {fault}"),
+            );
+            assert!(finished(&d) == want, "{files} {fault}: other factors");
+            let _ = std::fs::remove_dir_all(&d);
+        }
+        assert!(aborted > 5, "{files}: {aborted} aborts");
+    }
+    let _ = std::fs::remove_dir_all(&reference);
 }

@@ -20,6 +20,13 @@ use redblue_core::{Diag, Op, RealScalar, Scalar, Side, Uplo};
 use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 use std::ops::Range;
 
+mod progress;
+pub use progress::RanksProgress;
+use progress::{agree, inputs_fingerprint};
+
+/// The code of the LU over ranks in a progress record.
+pub const RANKS_VARIANT: u32 = 4;
+
 /// Rows `0..m` dealt to `p` ranks in blocks of `b` rows, cyclically: block `β` to rank
 /// `β mod p` (a `P × 1` block-cyclic grid). A rank keeps its rows in global order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,6 +502,27 @@ impl<T: Scalar> RankFile<T> {
     }
 }
 
+impl<T: Scalar> RankFile<T> {
+    /// Sets rows `rows` (global, this rank's) of columns `cols` to `values` (column by column,
+    /// in `rows`' order).
+    fn write_rows(
+        &mut self,
+        lay: RowCyclic,
+        rank: usize,
+        cols: Range<usize>,
+        rows: &[usize],
+        values: &[T],
+    ) -> Result<(), OocError> {
+        debug_assert!(rows.iter().all(|&r| lay.owner(r) == rank));
+        let at: Vec<usize> = if self.shared {
+            rows.to_vec()
+        } else {
+            rows.iter().map(|&r| lay.local(r)).collect()
+        };
+        crate::progress::write_rows(&mut self.file, cols, &at, values)
+    }
+}
+
 /// A rank's local rows `l0..l1` as runs of consecutive global rows: `(first local, length)`.
 fn runs(lay: RowCyclic, l0: usize, l1: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -528,28 +556,183 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
     factors: &mut RankFile<T>,
     par: Par,
 ) -> Result<OocLu, OocError> {
+    left_pivoted_ranks_with(comm, b, input, factors, None, par)
+}
+
+/// [`left_pivoted_ranks`], resumable with a [`RanksProgress`]: each step committed by every
+/// rank, every write over factored rows journaled first by the rank making it; a run that
+/// stopped (a rank's failure, a kill) goes on from the last committed step with the same
+/// factors. Reads and writes are counted for what this call did.
+///
+/// # Collective
+/// # Errors
+/// As [`left_pivoted_ranks`]; [`OocError::Format`] for a record of another run or an input
+/// that changed since it began.
+pub fn left_pivoted_ranks_with<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    b: usize,
+    input: &mut RankFile<T>,
+    factors: &mut RankFile<T>,
+    progress: Option<&mut RanksProgress>,
+    par: Par,
+) -> Result<OocLu, OocError> {
     let (me, p) = (comm.rank(), comm.size());
     let m = factors.file.shape().1;
     let w = factors.file.panel();
     let lay = RowCyclic { m, b: b.max(1), p };
     check_files(comm, lay, [&*input, &*factors])?;
     let start = (input.file.io(), factors.file.io());
-    if w >= m && m > 0 {
-        if let Some(info) = in_core(comm, lay, input, factors)? {
-            let io = input.file.io().since(start.0) + factors.file.io().since(start.1);
-            return Ok(OocLu { io, ..info });
+    let all_rows = lay.local_rows(me);
+    let mut run = RankRun {
+        comm,
+        lay,
+        w,
+        input,
+        factors,
+        progress,
+        par,
+        ipiv: Vec::with_capacity(m),
+        first_zero_pivot: None,
+        active: vec![T::zero(); all_rows * w],
+        temp: vec![T::zero(); all_rows * w],
+    };
+    let first = run.resume()?;
+    let steps = m.div_ceil(w.max(1));
+    let mut in_core_done = false;
+    if w >= m && m > 0 && first == 0 {
+        if let Some(info) = in_core(comm, lay, run.input, run.factors)? {
+            (run.ipiv, in_core_done) = (info.ipiv, true);
+            run.commit(steps + 1)?;
         }
     }
-    let steps = m.div_ceil(w.max(1));
-    let all_rows = lay.local_rows(me);
-    let mut ipiv: Vec<usize> = Vec::with_capacity(m);
-    let mut first_zero_pivot = None;
-    let mut active = vec![T::zero(); all_rows * w];
-    let mut temp = vec![T::zero(); all_rows * w];
-    for k in 0..steps {
+    if !in_core_done {
+        for k in first..steps {
+            run.step(k)?;
+            run.commit(k + 1)?;
+        }
+        if first <= steps {
+            run.final_pass(steps)?;
+            run.commit(steps + 1)?;
+        }
+    }
+    let io = run.input.file.io().since(start.0) + run.factors.file.io().since(start.1);
+    Ok(OocLu {
+        ipiv: run.ipiv,
+        first_zero_pivot: run.first_zero_pivot,
+        io,
+        flops: lu_flops(m, w),
+        read_wait_s: 0.0,
+        in_core: in_core_done,
+    })
+}
+
+/// What a resumable run over ranks records of itself: [`RANKS_VARIANT`], `T`, the order, the
+/// panel width, the ranks, the rows' block, and the fingerprint of every rank's input.
+///
+/// # Collective
+/// # Errors
+/// A failed read of the input's header; a failed peer.
+pub fn ranks_run_kind<T: Scalar, C: Communicator>(
+    comm: &C,
+    b: usize,
+    input: &RankFile<T>,
+    panel: usize,
+) -> Result<crate::RunKind, OocError> {
+    let n = input.file.shape().1;
+    let mut kind = crate::run_kind::<T>(RANKS_VARIANT, n, panel, 0);
+    kind.input = inputs_fingerprint(comm, input.file.fingerprint()?)?;
+    kind.ranks = comm.size() as u64;
+    kind.row_block = b.max(1) as u64;
+    Ok(kind)
+}
+
+/// One rank's part of a run over ranks.
+struct RankRun<'a, T, C> {
+    comm: &'a C,
+    lay: RowCyclic,
+    w: usize,
+    input: &'a mut RankFile<T>,
+    factors: &'a mut RankFile<T>,
+    progress: Option<&'a mut RanksProgress>,
+    par: Par,
+    ipiv: Vec<usize>,
+    first_zero_pivot: Option<usize>,
+    active: Vec<T>,
+    temp: Vec<T>,
+}
+
+impl<T: KernelScalar, C: Communicator> RankRun<'_, T, C> {
+    /// The step to start from: with a record, it checked against the run, this rank's
+    /// journaled writes undone (agreed), the pivots so far taken from it.
+    fn resume(&mut self) -> Result<usize, OocError> {
+        let Some(p) = self.progress.as_deref_mut() else {
+            return Ok(0);
+        };
+        let lay = self.lay;
+        let k = p.record().kind;
+        let input = inputs_fingerprint(self.comm, self.input.file.fingerprint()?)?;
+        let want = (
+            RANKS_VARIANT,
+            crate::format::scalar_code::<T>(),
+            lay.m as u64,
+        );
+        let shape = (self.w as u64, lay.p as u64, lay.b as u64);
+        if (k.variant, k.scalar, k.n) != want || (k.panel, k.ranks, k.row_block) != shape {
+            return Err(OocError::Format {
+                path: self.factors.file.path().to_path_buf(),
+                why: "its progress record is of another run (type, order, panel, ranks or rows' block)"
+                    .into(),
+            });
+        }
+        if k.input != input {
+            return Err(OocError::Format {
+                path: self.input.file.path().to_path_buf(),
+                why: "an input changed since the run it is the input of began".into(),
+            });
+        }
+        let r = p.record().clone();
+        self.factors.file.forget_checksums();
+        let undone = p.undo(lay, self.comm.rank(), self.factors);
+        agree(self.comm, undone)?;
+        self.ipiv = r.ipiv.iter().map(|&q| q as usize).collect();
+        self.first_zero_pivot = r.first_zero_pivot.map(|z| z as usize);
+        Ok(r.steps_done as usize)
+    }
+
+    /// Commits `steps_done` steps (nothing without a record).
+    fn commit(&mut self, steps_done: usize) -> Result<(), OocError> {
+        match self.progress.as_deref_mut() {
+            Some(p) => p.commit(
+                self.comm,
+                self.factors,
+                steps_done,
+                &self.ipiv,
+                self.first_zero_pivot,
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Step `k`: the active panel read and interchanged, updated by each panel to its left
+    /// (the previous step's interchanges brought to them), factored, written.
+    fn step(&mut self, k: usize) -> Result<(), OocError> {
+        let RankRun {
+            comm,
+            lay,
+            w,
+            input,
+            factors,
+            progress,
+            par,
+            ipiv,
+            ..
+        } = self;
+        let (comm, lay, w, par) = (*comm, *lay, *w, *par);
+        let (me, m) = (comm.rank(), lay.m);
+        let all_rows = lay.local_rows(me);
         let c = factors.file.panel_cols(k);
         let (r, wk) = (c.start, c.len());
-        let act = &mut active[..all_rows * wk];
+        let act = &mut self.active[..all_rows * wk];
         input.read(lay, me, 0, c.clone(), act)?;
         let mut act_rows = Rows {
             lay,
@@ -558,12 +741,12 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
             w: wk,
             data: act,
         };
-        act_rows.permute(comm, 0, &permutation(m, &ipiv))?;
+        act_rows.permute(comm, 0, &permutation(m, ipiv))?;
         for i in 0..k {
             let ci = factors.file.panel_cols(i);
             let (ri, wi) = (ci.start, ci.len());
             let hi = all_rows - lay.rows_below(me, ri);
-            let tmp = &mut temp[..hi * wi];
+            let tmp = &mut self.temp[..hi * wi];
             factors.read(lay, me, ri, ci.clone(), tmp)?;
             let mut tmp_rows = Rows {
                 lay,
@@ -576,27 +759,41 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
                 // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
                 let from = (k - 1) * w;
                 let rel: Vec<usize> = ipiv[from..r].iter().map(|&q| q - from).collect();
-                interchange_and_write(comm, factors, &mut tmp_rows, ci.clone(), from, &rel)?;
+                let journal = progress.as_deref_mut().map(|p| (p, k));
+                interchange_and_write(
+                    comm,
+                    factors,
+                    &mut tmp_rows,
+                    ci.clone(),
+                    from,
+                    &rel,
+                    journal,
+                )?;
             }
             update_from_ranks(comm, &mut act_rows, &tmp_rows, ri, wi, par)?;
         }
         let info = factor_rows_from(comm, &mut act_rows, r, par)?;
-        if first_zero_pivot.is_none() {
-            first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
+        if self.first_zero_pivot.is_none() {
+            self.first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
         ipiv.extend(info.ipiv);
-        factors.write(lay, me, 0, c, act_rows.data)?;
+        factors.write(lay, me, 0, c, act_rows.data)
     }
-    if steps >= 2 {
-        // The last step's interchanges to the panels on its left.
-        let from = (steps - 1) * w;
-        let rel: Vec<usize> = ipiv[from..].iter().map(|&q| q - from).collect();
-        let h = all_rows - lay.rows_below(me, from);
+
+    /// The last step's interchanges to the panels on its left (step `steps`, journaled).
+    fn final_pass(&mut self, steps: usize) -> Result<(), OocError> {
+        if steps < 2 {
+            return Ok(());
+        }
+        let (lay, me) = (self.lay, self.comm.rank());
+        let from = (steps - 1) * self.w;
+        let rel: Vec<usize> = self.ipiv[from..].iter().map(|&q| q - from).collect();
+        let h = lay.local_rows(me) - lay.rows_below(me, from);
         for i in 0..steps - 1 {
-            let ci = factors.file.panel_cols(i);
+            let ci = self.factors.file.panel_cols(i);
             let wi = ci.len();
-            let buf = &mut temp[..h * wi];
-            factors.read(lay, me, from, ci.clone(), buf)?;
+            let buf = &mut self.temp[..h * wi];
+            self.factors.read(lay, me, from, ci.clone(), buf)?;
             let mut rows = Rows {
                 lay,
                 rank: me,
@@ -604,18 +801,11 @@ pub fn left_pivoted_ranks<T: KernelScalar, C: Communicator>(
                 w: wi,
                 data: buf,
             };
-            interchange_and_write(comm, factors, &mut rows, ci, from, &rel)?;
+            let journal = self.progress.as_deref_mut().map(|p| (p, steps));
+            interchange_and_write(self.comm, self.factors, &mut rows, ci, from, &rel, journal)?;
         }
+        Ok(())
     }
-    let io = input.file.io().since(start.0) + factors.file.io().since(start.1);
-    Ok(OocLu {
-        ipiv,
-        first_zero_pivot,
-        io,
-        flops: lu_flops(m, w),
-        read_wait_s: 0.0,
-        in_core: false,
-    })
 }
 
 /// Every rank's files of the shape the layout gives it (a shared file `m × m`, a distributed
@@ -662,12 +852,26 @@ fn interchange_and_write<T: KernelScalar, C: Communicator>(
     cols: Range<usize>,
     from: usize,
     rel: &[usize],
+    journal: Option<(&mut RanksProgress, usize)>,
 ) -> Result<(), OocError> {
     let (lay, me, start) = (rows.lay, rows.rank, rows.from);
     let perm = permutation(lay.m - from, rel);
     let full: Vec<usize> = (0..from - start)
         .chain(perm.iter().map(|&q| q + from - start))
         .collect();
+    if let Some((progress, step)) = journal {
+        // This rank's rows the interchanges change, and their values before.
+        let h = rows.h();
+        let mine: Vec<usize> = (0..perm.len())
+            .filter(|&t| perm[t] != t && lay.owner(from + t) == me)
+            .map(|t| from + t)
+            .collect();
+        let old: Vec<T> = (0..cols.len())
+            .flat_map(|j| mine.iter().map(move |&g| (j, g)))
+            .map(|(j, g)| rows.data[j * h + rows.at(g)])
+            .collect();
+        progress.journal_old(step, cols.clone(), &mine, &old)?;
+    }
     rows.permute(comm, start, &full)?;
     let (skip, h) = (rows.at(from), rows.h());
     let back: Vec<T> = (0..cols.len())

@@ -22,10 +22,11 @@
 //! processor works); the next commit waits for it first, so one runs at most and step `s + 1`
 //! never journals into the file being emptied. The last commit is waited for.
 //!
-//! Record (little-endian): magic `RBOOCPRG`, version `u32` = 1, variant `u32`, scalar code
-//! `u32`, `0u32`, order `u64`, panel width `u64`, the input's fingerprint `u64`, steps done
-//! `u64`, the first zero pivot `u64` (`u64::MAX`: none), the number of pivots `u64`, the
-//! pivots `u64` each, then the checksum of everything before it. Journal entry: step `u64`,
+//! Record (little-endian): magic `RBOOCPRG`, version `u32` = 2, variant `u32`, scalar code
+//! `u32`, `0u32`, order `u64`, panel width `u64`, the input's fingerprint `u64`, ranks `u64`,
+//! the rows' block over ranks `u64`, steps done `u64`, the first zero pivot `u64` (`u64::MAX`:
+//! none), the number of pivots `u64`, the pivots `u64` each, then the checksum of everything
+//! before it. Journal entry: step `u64`,
 //! first column `u64`, columns `u64`, rows `u64`, the row indices `u64` each, their sources
 //! `u64` each, the values (column by column, in the rows' order), the checksum of the entry
 //! before it.
@@ -41,7 +42,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"RBOOCPRG";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// What a resumable run is: the variant, the matrix, and which input it factors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +55,12 @@ pub struct RunKind {
     pub n: u64,
     /// The panel width.
     pub panel: u64,
-    /// [`DiskMatrix::fingerprint`] of the input.
+    /// [`DiskMatrix::fingerprint`] of the input (over ranks: of every rank's input).
     pub input: u64,
+    /// The ranks (1: a sequential run).
+    pub ranks: u64,
+    /// The rows' block over ranks (0: a sequential run).
+    pub row_block: u64,
 }
 
 /// The state a record holds.
@@ -112,7 +117,11 @@ pub struct Progress {
 
 /// The record `record` written to a temporary file, synced, renamed over `path`, the folder
 /// synced; each operation's injected outcome decided beforehand (on the calling thread).
-fn replace_record(path: &Path, record: &Record, faults: [Outcome; 3]) -> Result<(), OocError> {
+pub(crate) fn replace_record(
+    path: &Path,
+    record: &Record,
+    faults: [Outcome; 3],
+) -> Result<(), OocError> {
     let tmp = path.with_extension("rec.tmp");
     let b = record.encode();
     let file = File::create(&tmp).map_err(io_error(&tmp, "creating"))?;
@@ -127,7 +136,7 @@ fn replace_record(path: &Path, record: &Record, faults: [Outcome; 3]) -> Result<
 }
 
 /// The outcomes of a record's replacement: a write and two syncs.
-fn record_faults() -> [Outcome; 3] {
+pub(crate) fn record_faults() -> [Outcome; 3] {
     [
         fault::check(Op::Write),
         fault::check(Op::Sync),
@@ -136,16 +145,16 @@ fn record_faults() -> [Outcome; 3] {
 }
 
 /// A journal entry read back.
-struct Entry<T> {
-    step: usize,
-    cols: Range<usize>,
-    rows: Vec<usize>,
-    sources: Vec<usize>,
-    values: Vec<T>,
+pub(crate) struct Entry<T> {
+    pub(crate) step: usize,
+    pub(crate) cols: Range<usize>,
+    pub(crate) rows: Vec<usize>,
+    pub(crate) sources: Vec<usize>,
+    pub(crate) values: Vec<T>,
 }
 
 impl<T: Scalar> Entry<T> {
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let header = [self.step, self.cols.start, self.cols.len(), self.rows.len()];
         let mut b = Vec::with_capacity(8 * (5 + 2 * self.rows.len()) + 8 * self.values.len());
         for v in header
@@ -162,7 +171,7 @@ impl<T: Scalar> Entry<T> {
     }
 
     /// The entries of `b` up to the first one cut short (whose write never began).
-    fn decode_all(b: &[u8]) -> Vec<Entry<T>> {
+    pub(crate) fn decode_all(b: &[u8]) -> Vec<Entry<T>> {
         let size = std::mem::size_of::<T>();
         let mut entries = Vec::new();
         let mut at = 0;
@@ -428,7 +437,7 @@ impl Drop for Progress {
     }
 }
 
-fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> OocError {
+pub(crate) fn io_error(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> OocError {
     let path = path.to_path_buf();
     move |source| OocError::Io { path, what, source }
 }
@@ -449,7 +458,15 @@ impl Record {
             b.extend(v.to_le_bytes());
         }
         let zero = self.first_zero_pivot.unwrap_or(u64::MAX);
-        let fixed = [k.n, k.panel, k.input, self.steps_done, zero];
+        let fixed = [
+            k.n,
+            k.panel,
+            k.input,
+            k.ranks,
+            k.row_block,
+            self.steps_done,
+            zero,
+        ];
         for v in fixed.into_iter().chain([self.ipiv.len() as u64]) {
             b.extend(v.to_le_bytes());
         }
@@ -461,14 +478,14 @@ impl Record {
         b
     }
 
-    fn decode(b: &[u8]) -> Result<Record, String> {
-        const FIXED: usize = 8 + 16 + 48;
+    pub(crate) fn decode(b: &[u8]) -> Result<Record, String> {
+        const FIXED: usize = 8 + 16 + 64;
         if b.len() < FIXED + 8 || &b[..8] != MAGIC {
             return Err("not a redblue progress record".into());
         }
         if u32_at(b, 8) != VERSION {
             return Err(format!(
-                "record version {}; this build reads 1",
+                "record version {}; this build reads {VERSION}",
                 u32_at(b, 8)
             ));
         }
@@ -480,7 +497,7 @@ impl Record {
         if checksum(&b[..end]) != u64_at(b, end) {
             return Err("corrupted (checksum)".into());
         }
-        let zero = u64_at(b, 56);
+        let zero = u64_at(b, 72);
         Ok(Record {
             kind: RunKind {
                 variant: u32_at(b, 12),
@@ -488,8 +505,10 @@ impl Record {
                 n: u64_at(b, 24),
                 panel: u64_at(b, 32),
                 input: u64_at(b, 40),
+                ranks: u64_at(b, 48),
+                row_block: u64_at(b, 56),
             },
-            steps_done: u64_at(b, 48),
+            steps_done: u64_at(b, 64),
             first_zero_pivot: (zero != u64::MAX).then_some(zero),
             ipiv: (FIXED..end).step_by(8).map(|i| u64_at(b, i)).collect(),
         })
@@ -498,7 +517,7 @@ impl Record {
 
 /// Writes `values` (column by column, in `rows`' order) to rows `rows` of columns `cols`, a
 /// run of consecutive rows at a time.
-fn write_rows<T: Scalar>(
+pub(crate) fn write_rows<T: Scalar>(
     a: &mut DiskMatrix<T>,
     cols: Range<usize>,
     rows: &[usize],
@@ -531,5 +550,7 @@ pub fn run_kind<T: Scalar>(variant: u32, n: usize, panel: usize, input: u64) -> 
         n: n as u64,
         panel: panel as u64,
         input,
+        ranks: 1,
+        row_block: 0,
     }
 }

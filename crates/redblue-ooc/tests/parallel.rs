@@ -337,3 +337,104 @@ fn a_wrong_file_or_a_failed_read_on_one_rank_is_an_error_on_every_rank() {
         .contains("injected"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A resumable run over `p` ranks on the files in `d` (shared), `fault` injected on rank
+/// `victim`; `fresh` makes a new record, otherwise the recorded run goes on.
+fn resumable(
+    d: &Path,
+    p: usize,
+    b: usize,
+    fresh: bool,
+    fault: Option<(usize, redblue_ooc::fault::Fault)>,
+) -> Vec<Result<OocLu, redblue_ooc::OocError>> {
+    use redblue_ooc::parallel::{left_pivoted_ranks_with, ranks_run_kind, RanksProgress};
+    run_ranks(p, |comm| {
+        let mut input = RankFile {
+            file: DiskMatrix::<f64>::open(d.join("a.rbm"))?,
+            shared: true,
+        };
+        let mut factors = RankFile {
+            file: DiskMatrix::<f64>::open(d.join("lu.rbm"))?,
+            shared: true,
+        };
+        let w = factors.file.panel();
+        let mut progress = if fresh {
+            let kind = ranks_run_kind(&comm, b, &input, w)?;
+            RanksProgress::create(&comm, d, kind)?
+        } else {
+            RanksProgress::open(&comm, d)?
+        };
+        if let Some((victim, f)) = fault.filter(|(v, _)| *v == comm.rank()) {
+            let _ = victim;
+            redblue_ooc::fault::inject(Some(f));
+        }
+        let r = left_pivoted_ranks_with(
+            &comm,
+            b,
+            &mut input,
+            &mut factors,
+            Some(&mut progress),
+            Par::Seq,
+        );
+        redblue_ooc::fault::inject(None);
+        let info = r?;
+        factors.file.sync()?;
+        Ok(info)
+    })
+}
+
+#[test]
+fn a_run_over_ranks_stopped_by_a_failure_on_any_rank_resumes_to_the_same_factors() {
+    use redblue_ooc::fault::Fault;
+    let (p, b, m, w) = (3, 2, 17, 4);
+    let setup = |d: &Path| {
+        DiskMatrix::<f64>::create_from_fn(d.join("a.rbm"), m, m, w, value::<f64>).unwrap();
+        DiskMatrix::<f64>::create(d.join("lu.rbm"), m, m, w).unwrap();
+    };
+    let reference = dir("resume-ref");
+    setup(&reference);
+    let whole = resumable(&reference, p, b, true, None);
+    let want = {
+        let mut f = DiskMatrix::<f64>::open(reference.join("lu.rbm")).unwrap();
+        let mut v = vec![0.0; m * m];
+        f.read(0..m, 0..m, &mut v).unwrap();
+        v
+    };
+    let ipiv = whole[0].as_ref().unwrap().ipiv.clone();
+    let mut stopped = 0;
+    for (victim, kind) in [
+        (1, Fault::Write as fn(u64) -> Fault),
+        (0, Fault::Write),
+        (2, Fault::Sync),
+        (1, Fault::Read),
+    ] {
+        for n in 1.. {
+            let d = dir(&format!("resume-{victim}-{n}"));
+            setup(&d);
+            let first = resumable(&d, p, b, true, Some((victim, kind(n))));
+            if first.iter().all(|r| r.is_ok()) {
+                break;
+            }
+            assert!(
+                first.iter().all(|r| r.is_err()),
+                "{victim} {n}: some ranks went on"
+            );
+            stopped += 1;
+            let again = resumable(&d, p, b, false, None);
+            for r in &again {
+                assert_eq!(r.as_ref().unwrap().ipiv, ipiv, "rank {victim}, fault {n}");
+            }
+            let mut f = DiskMatrix::<f64>::open(d.join("lu.rbm")).unwrap();
+            let mut got = vec![0.0; m * m];
+            f.read(0..m, 0..m, &mut got).unwrap();
+            assert!(
+                got == want,
+                "victim {victim}, fault {:?}: other factors",
+                kind(n)
+            );
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+    assert!(stopped > 30, "{stopped}");
+    let _ = std::fs::remove_dir_all(&reference);
+}

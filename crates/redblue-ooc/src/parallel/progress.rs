@@ -1,0 +1,270 @@
+//! [`RanksProgress`]: what makes the LU over ranks resumable — one record of the steps every
+//! rank has made durable, and on each rank an undo journal of its writes over factored rows
+//! since.
+//!
+//! A commit of `s` steps: each rank syncs its factors' data; the ranks agree that all did; rank
+//! 0 replaces the record (`progress.rec`, the format of [`crate::Progress`]'s, with the ranks and
+//! the rows' block); the ranks agree that it did; each rank empties its journal. Before a rank
+//! writes over factored rows (a later step's interchanges), it appends their old values to its
+//! journal (`progress.undo.R`) and syncs it. On resume, rank 0 reads the record and hands it to
+//! every rank; each rank puts back the old values of its journal's entries, newest first, which
+//! restores the recorded state exactly whichever ranks had gone further in the step; and every
+//! rank starts again from the record's step (an active panel is read again from the untouched
+//! input). An entry cut short was never followed by its write and is ignored.
+
+use super::{comm_error, RankFile, RowCyclic};
+use crate::fault::{self, Op};
+use crate::format::checksum;
+use crate::progress::{io_error, record_faults, replace_record, Entry};
+use crate::{OocError, Progress, Record, RunKind};
+use redblue_comm::Communicator;
+use redblue_core::Scalar;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// A resumable run over ranks: the shared record and this rank's undo journal.
+#[derive(Debug)]
+pub struct RanksProgress {
+    record_path: PathBuf,
+    journal_path: PathBuf,
+    journal: File,
+    journal_len: u64,
+    record: Record,
+    journal_elems: u64,
+}
+
+/// `Err` on every rank if `result` is on any (its own error where it failed).
+pub(crate) fn agree<C: Communicator>(
+    comm: &C,
+    result: Result<(), OocError>,
+) -> Result<(), OocError> {
+    let mut flags = vec![0u8; comm.size()];
+    comm.all_gather(&[u8::from(result.is_err())], &mut flags)
+        .map_err(comm_error)?;
+    result?;
+    match flags.iter().position(|&f| f != 0) {
+        Some(rank) => Err(OocError::Invalid(format!(
+            "rank {rank} failed (its own error says why)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl RanksProgress {
+    fn journal_path(dir: &Path, rank: usize) -> PathBuf {
+        dir.join(format!("progress.undo.{rank}"))
+    }
+
+    fn open_journal(path: &Path, truncate: bool) -> Result<(File, u64), OocError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(truncate)
+            .open(path)
+            .map_err(io_error(path, "opening"))?;
+        let len = file
+            .metadata()
+            .map_err(io_error(path, "reading the length of"))?
+            .len();
+        Ok((file, len))
+    }
+
+    /// A new run's record (no step done; written by rank 0) and empty journals in `dir`.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`OocError::Io`] naming the file, on every rank alike.
+    pub fn create<C: Communicator>(comm: &C, dir: &Path, kind: RunKind) -> Result<Self, OocError> {
+        let record = Record {
+            kind,
+            steps_done: 0,
+            first_zero_pivot: None,
+            ipiv: Vec::new(),
+        };
+        let record_path = Progress::record_path(dir);
+        let journal_path = Self::journal_path(dir, comm.rank());
+        let opened = Self::open_journal(&journal_path, true);
+        let written = match (&opened, comm.rank()) {
+            (Ok(_), 0) => replace_record(&record_path, &record, record_faults()),
+            (Ok(_), _) => Ok(()),
+            (Err(e), _) => Err(OocError::Invalid(e.to_string())),
+        };
+        agree(comm, written)?;
+        let (journal, journal_len) = opened?;
+        Ok(RanksProgress {
+            record_path,
+            journal_path,
+            journal,
+            journal_len,
+            record,
+            journal_elems: 0,
+        })
+    }
+
+    /// The run recorded in `dir` (read by rank 0, handed to every rank), to resume.
+    ///
+    /// # Collective
+    /// # Errors
+    /// [`OocError::Format`] for a missing or damaged record, on every rank alike.
+    pub fn open<C: Communicator>(comm: &C, dir: &Path) -> Result<Self, OocError> {
+        let record_path = Progress::record_path(dir);
+        let bytes = if comm.rank() == 0 {
+            std::fs::read(&record_path).map_err(|e| OocError::Format {
+                path: record_path.clone(),
+                why: format!("no progress record to resume from ({e})"),
+            })
+        } else {
+            Ok(Vec::new())
+        };
+        let mut len = [bytes.as_ref().map_or(0, |b| b.len() as u64)];
+        agree(
+            comm,
+            bytes
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| OocError::Invalid(e.to_string())),
+        )
+        .map_err(|_| match &bytes {
+            Err(e) => OocError::Format {
+                path: record_path.clone(),
+                why: e.to_string(),
+            },
+            Ok(_) => OocError::Format {
+                path: record_path.clone(),
+                why: "no progress record to resume from (rank 0 could not read it)".into(),
+            },
+        })?;
+        comm.broadcast(&mut len, 0).map_err(comm_error)?;
+        let mut b = bytes.unwrap_or_default();
+        b.resize(len[0] as usize, 0);
+        comm.broadcast(&mut b, 0).map_err(comm_error)?;
+        let record = Record::decode(&b).map_err(|why| OocError::Format {
+            path: record_path.clone(),
+            why,
+        })?;
+        let journal_path = Self::journal_path(dir, comm.rank());
+        let opened = Self::open_journal(&journal_path, false);
+        let ok = opened
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| OocError::Invalid(e.to_string()));
+        agree(comm, ok)?;
+        let (journal, journal_len) = opened?;
+        Ok(RanksProgress {
+            record_path,
+            journal_path,
+            journal,
+            journal_len,
+            record,
+            journal_elems: 0,
+        })
+    }
+
+    /// The recorded state.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// Elements this rank wrote to its journal.
+    pub fn journal_elems(&self) -> u64 {
+        self.journal_elems
+    }
+
+    /// Appends (and syncs) "step `step` changes rows `rows` (global) of columns `cols`, whose
+    /// values were `old`" (column by column, in `rows`' order).
+    pub(crate) fn journal_old<T: Scalar>(
+        &mut self,
+        step: usize,
+        cols: std::ops::Range<usize>,
+        rows: &[usize],
+        old: &[T],
+    ) -> Result<(), OocError> {
+        let entry = Entry {
+            step,
+            cols,
+            rows: rows.to_vec(),
+            sources: rows.to_vec(),
+            values: old.to_vec(),
+        };
+        let b = entry.encode();
+        let file = &self.journal;
+        fault::write_all_at(|b, at| file.write_all_at(b, at), &b, self.journal_len)
+            .map_err(io_error(&self.journal_path, "appending to"))?;
+        fault::gate(Op::Sync)
+            .and_then(|()| self.journal.sync_data())
+            .map_err(io_error(&self.journal_path, "syncing"))?;
+        self.journal_len += b.len() as u64;
+        self.journal_elems += old.len() as u64;
+        Ok(())
+    }
+
+    /// Commits `steps_done` steps: every rank's factors synced and agreed, then rank 0's record
+    /// replaced and agreed, then the journals emptied.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A failed sync or record, on every rank alike.
+    pub(crate) fn commit<T: Scalar, C: Communicator>(
+        &mut self,
+        comm: &C,
+        factors: &mut RankFile<T>,
+        steps_done: usize,
+        ipiv: &[usize],
+        first_zero_pivot: Option<usize>,
+    ) -> Result<(), OocError> {
+        agree(comm, factors.file.flush())?;
+        self.record.steps_done = steps_done as u64;
+        self.record.ipiv = ipiv.iter().map(|&p| p as u64).collect();
+        self.record.first_zero_pivot = first_zero_pivot.map(|z| z as u64);
+        let written = if comm.rank() == 0 {
+            replace_record(&self.record_path, &self.record, record_faults())
+        } else {
+            Ok(())
+        };
+        agree(comm, written)?;
+        self.journal
+            .set_len(0)
+            .map_err(io_error(&self.journal_path, "emptying"))?;
+        self.journal_len = 0;
+        Ok(())
+    }
+
+    /// This rank's journaled writes of the steps from the record's on undone, newest first.
+    pub(crate) fn undo<T: Scalar>(
+        &mut self,
+        lay: RowCyclic,
+        rank: usize,
+        factors: &mut RankFile<T>,
+    ) -> Result<(), OocError> {
+        let mut b = vec![0u8; self.journal_len as usize];
+        fault::gate(Op::Read)
+            .and_then(|()| self.journal.read_exact_at(&mut b, 0))
+            .map_err(io_error(&self.journal_path, "reading"))?;
+        let from = self.record.steps_done as usize;
+        for e in Entry::<T>::decode_all(&b)
+            .iter()
+            .rev()
+            .filter(|e| e.step >= from)
+        {
+            if e.cols.end > lay.m || e.rows.iter().any(|&r| r >= lay.m || lay.owner(r) != rank) {
+                return Err(OocError::Format {
+                    path: self.journal_path.clone(),
+                    why: "an entry outside this rank's rows".into(),
+                });
+            }
+            factors.write_rows(lay, rank, e.cols.clone(), &e.rows, &e.values)?;
+        }
+        Ok(())
+    }
+}
+
+/// The fingerprint of a run's inputs over ranks: every rank's input's, combined (the same on
+/// every rank).
+pub(crate) fn inputs_fingerprint<C: Communicator>(comm: &C, mine: u64) -> Result<u64, OocError> {
+    let mut all = vec![0u64; comm.size()];
+    comm.all_gather(&[mine], &mut all).map_err(comm_error)?;
+    let bytes: Vec<u8> = all.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Ok(checksum(&bytes))
+}
