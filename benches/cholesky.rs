@@ -20,6 +20,7 @@ use redblue::comm::{run_ranks, Communicator};
 use redblue::core::{random, Uplo};
 use redblue::dist::OwnedDistMatrix;
 use redblue::kernels::{potrf, Mat, Par};
+use redblue_benches::median;
 use std::time::Instant;
 
 /// The matrix every arm factors: symmetric, off the diagonal uniform in `[−1, 1)` (the
@@ -94,16 +95,6 @@ fn interleaved(n: usize, p: usize, arms: [Arm; 2], pairs: usize) -> Vec<(f64, f6
         out
     });
     times.into_iter().next().unwrap()
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
 }
 
 /// Runs a comparison and prints the medians and the ratio `time(first) / time(second)`.

@@ -19,6 +19,7 @@ use redblue::comm::{run_ranks, Communicator};
 use redblue::dist::{BlockCyclic, GridOrder, OwnedDistMatrix};
 use redblue::kernels::{getrf, Mat, Par};
 use redblue::lu::{lu_in_place, lu_plan, LuAlgorithm, LuParams};
+use redblue_benches::median;
 use std::time::{Duration, Instant};
 
 /// The matrix every arm factors: random entries uniform in `[−1, 1)` (the miniapp's `A`, seed
@@ -133,16 +134,6 @@ fn interleaved(n: usize, pairs: usize, value: fn(usize, usize) -> f64) -> Vec<(f
         out
     });
     times.into_iter().next().unwrap()
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
 }
 
 fn bench_lu_interleaved(_: &mut Criterion) {

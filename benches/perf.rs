@@ -21,6 +21,7 @@ use redblue::dist::{BlockCyclic, GridOrder, OwnedDistMatrix};
 use redblue::gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
 use redblue::kernels::{gemm, getrf, potrf, KernelScalar, Mat, Par};
 use redblue::lu::{lu_in_place, lu_plan, LuParams};
+use redblue_benches::median;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -75,16 +76,6 @@ fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<(f64, f64)> {
             .collect::<Vec<_>>()
     });
     times.swap_remove(0)
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
 }
 
 /// Runs a comparison and prints a line: the reference (the first arm) in GFLOP/s, the ratio

@@ -3,13 +3,13 @@
 //! one rank, the counts summed over the ranks.
 
 use super::{afterwards, input_matrix, io_error, report, FileMode, Measured, OocLuArgs, Variant};
-use redblue::comm::{run_ranks, Communicator};
+use redblue::comm::{run_ranks, Communicator, ThreadComm};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::fault;
 use redblue::ooc::parallel::{
     left_pivoted_ranks_with, ranks_run_kind, RankFile, RanksProgress, RowCyclic,
 };
-use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError};
+use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError, OocLu};
 use std::path::Path;
 use std::time::Instant;
 
@@ -87,6 +87,60 @@ fn assemble<T: KernelScalar>(
 }
 
 /// Runs the LU over `--ranks` threads as ranks.
+/// What one rank's run measured: its result, seconds, the seconds of its reads, writes and
+/// syncs, the step it resumed from, the elements it journaled.
+type RankMeasured = (OocLu, f64, (f64, f64, f64), Option<u64>, u64);
+
+/// One rank's part: its files opened (and its input copied, distributed), the record made or
+/// opened, the LU over the ranks timed between barriers.
+fn rank_run<T: KernelScalar>(
+    comm: &ThreadComm,
+    args: &OocLuArgs,
+    dir: &Path,
+    lay: RowCyclic,
+    w: usize,
+    par: Par,
+) -> Result<RankMeasured, OocError> {
+    let me = comm.rank();
+    let (mut input, mut factors) = rank_files::<T>(args, dir, lay, me, w)?;
+    let mut progress = if args.resume {
+        RanksProgress::open(comm, dir)?
+    } else {
+        let kind = ranks_run_kind(comm, lay.b, &input, w)?;
+        RanksProgress::create(comm, dir, kind)?
+    };
+    let resumed_from = args.resume.then(|| progress.record().steps_done);
+    if me == 0 {
+        fault::inject(args.inject_fault); // the crash tests' failure, on rank 0's thread
+    }
+    comm.barrier()
+        .map_err(|e| OocError::Invalid(e.to_string()))?;
+    let clock = Instant::now();
+    let info = left_pivoted_ranks_with(
+        comm,
+        lay.b,
+        &mut input,
+        &mut factors,
+        Some(&mut progress),
+        par,
+    );
+    fault::inject(None);
+    let info = info?;
+    if !factors.shared {
+        factors.file.sync()?;
+    }
+    let seconds = clock.elapsed().as_secs_f64();
+    let (r, wr) = (input.file.io_seconds(), factors.file.io_seconds());
+    let io_seconds = (r.0 + wr.0, r.1 + wr.1, factors.file.sync_seconds());
+    Ok((
+        info,
+        seconds,
+        io_seconds,
+        resumed_from,
+        progress.journal_elems(),
+    ))
+}
+
 pub(super) fn factor_over_ranks<T: KernelScalar>(
     args: &OocLuArgs,
     dir: &Path,
@@ -121,44 +175,7 @@ pub(super) fn factor_over_ranks<T: KernelScalar>(
         t => Par::Threads(t),
     };
     let results = run_ranks(args.ranks, |comm| {
-        let me = comm.rank();
-        let (mut input, mut factors) = rank_files::<T>(args, dir, lay, me, w)?;
-        let mut progress = if args.resume {
-            RanksProgress::open(&comm, dir)?
-        } else {
-            let kind = ranks_run_kind(&comm, lay.b, &input, w)?;
-            RanksProgress::create(&comm, dir, kind)?
-        };
-        let resumed_from = args.resume.then(|| progress.record().steps_done);
-        if me == 0 {
-            fault::inject(args.inject_fault); // the crash tests' failure, on rank 0's thread
-        }
-        comm.barrier()
-            .map_err(|e| OocError::Invalid(e.to_string()))?;
-        let clock = Instant::now();
-        let info = left_pivoted_ranks_with(
-            &comm,
-            lay.b,
-            &mut input,
-            &mut factors,
-            Some(&mut progress),
-            par,
-        );
-        fault::inject(None);
-        let info = info?;
-        if !factors.shared {
-            factors.file.sync()?;
-        }
-        let seconds = clock.elapsed().as_secs_f64();
-        let (r, wr) = (input.file.io_seconds(), factors.file.io_seconds());
-        let io_seconds = (r.0 + wr.0, r.1 + wr.1, factors.file.sync_seconds());
-        Ok::<_, OocError>((
-            info,
-            seconds,
-            io_seconds,
-            resumed_from,
-            progress.journal_elems(),
-        ))
+        rank_run::<T>(&comm, args, dir, lay, w, par)
     });
     let mut infos = Vec::new();
     for r in results {
