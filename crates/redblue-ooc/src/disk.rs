@@ -505,17 +505,44 @@ impl<T: Scalar> DiskMatrix<T> {
         data: &[T],
     ) -> Result<(), OocError> {
         self.check_rect(&rows, &cols, data.len())?;
+        self.write_strided(rows.clone(), cols, data, rows.len())
+    }
+
+    /// [`DiskMatrix::write`] from a buffer whose columns are `ld` apart (column `jj` of the
+    /// rectangle is `data[jj·ld..jj·ld + rows.len()]`): a part of a larger array, written
+    /// without a copy.
+    ///
+    /// # Errors
+    /// As [`DiskMatrix::write`]; [`OocError::Invalid`] for an `ld` below the rectangle's height
+    /// or a `data` too short for it.
+    pub fn write_strided(
+        &mut self,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        data: &[T],
+        ld: usize,
+    ) -> Result<(), OocError> {
+        let (h, w) = (rows.len(), cols.len());
+        let need = if w == 0 { 0 } else { (w - 1) * ld + h };
+        if ld < h || data.len() < need {
+            return Err(OocError::Invalid(format!(
+                "{}: a {h} x {w} rectangle from {} elements {ld} apart",
+                self.path.display(),
+                data.len()
+            )));
+        }
+        self.check_rect(&rows, &cols, h * w)?;
         let started = std::time::Instant::now();
-        let h = rows.len();
         // An injected failure writes the first half of the elements, as a write cut short.
         let outcome = fault::check(fault::Op::Write);
         let upto = match outcome {
-            fault::Outcome::Proceed => data.len(),
-            _ => data.len() / 2,
+            fault::Outcome::Proceed => h * w,
+            _ => h * w / 2,
         };
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
-            let column = &data[jj * h..((jj + 1) * h).min(upto.max(jj * h))];
+            let keep = upto.saturating_sub(jj * h).min(h);
+            let column = &data[jj * ld..jj * ld + keep];
             self.file
                 .write_all_at(bytes(column), at)
                 .map_err(|source| self.panel_error("writing", j, source))?;
@@ -529,7 +556,7 @@ impl<T: Scalar> DiskMatrix<T> {
             }
             fault::Outcome::Abort => std::process::abort(),
         }
-        self.io.write_elems += data.len() as u64;
+        self.io.write_elems += (h * w) as u64;
         self.seconds.1 += started.elapsed().as_secs_f64();
         Ok(())
     }

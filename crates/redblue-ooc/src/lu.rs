@@ -145,14 +145,13 @@ fn update_from<T: KernelScalar>(
     act: &mut [T],
     m: usize,
     wk: usize,
-    tmp: &[T],
-    h: usize,
+    (tmp, h, ld): (&[T], usize, usize),
     ri: usize,
     wi: usize,
     par: Par,
 ) -> Result<PhaseFlops, OocError> {
     let kernel = |e: redblue_kernels::KernelError| OocError::Invalid(e.to_string());
-    let t0 = MatRef::from_slice(tmp, wi, wi, h).map_err(kernel)?;
+    let t0 = MatRef::from_slice(tmp, wi, wi, ld).map_err(kernel)?;
     let c0 = rows_mut(act, m, wk, ri..ri + wi)?;
     trsm(
         Side::Left,
@@ -170,7 +169,7 @@ fn update_from<T: KernelScalar>(
             .flat_map(|j| act[j * m + ri..j * m + ri + wi].to_vec())
             .collect();
         let c0 = MatRef::from_slice(&c0, wi, wk, wi).map_err(kernel)?;
-        let below = MatRef::from_slice(&tmp[wi..], h - wi, wi, h).map_err(kernel)?;
+        let below = MatRef::from_slice(&tmp[wi..], h - wi, wi, ld).map_err(kernel)?;
         let dst = rows_mut(act, m, wk, ri + wi..m)?;
         gemm(
             T::zero() - T::one(),
@@ -288,12 +287,10 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
                     Direction::Forward,
                 )
                 .map_err(kernel)?;
-                let back: Vec<T> = (0..wi)
-                    .flat_map(|j| tmp[j * h + from - ri..(j + 1) * h].to_vec())
-                    .collect();
-                f.overwrite(k, from, ci.clone(), &back, &moved_rows(m - from, &rel))?;
+                let back = (&tmp[from - ri..], h);
+                f.overwrite(k, from, ci.clone(), back, &moved_rows(m - from, &rel))?;
             }
-            flops += update_from(act, m, wk, tmp, h, ri, wi, par)?;
+            flops += update_from(act, m, wk, (tmp, h, h), ri, wi, par)?;
         }
         let e = rows_mut(act, m, wk, r..m)?;
         let info = getrf(e, par).map_err(kernel)?;
@@ -317,7 +314,7 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
                 reader.next(&mut f, &mut temp)?;
                 let buf = &mut temp[..];
                 laswp(rows_mut(buf, h, wi, 0..h)?, &rel, Direction::Forward).map_err(kernel)?;
-                f.overwrite(steps, from, ci, buf, &moved_rows(h, &rel))?;
+                f.overwrite(steps, from, ci, (buf, h), &moved_rows(h, &rel))?;
             }
         }
         f.commit(steps + 1, &ipiv, first_zero_pivot)?;
@@ -393,11 +390,8 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
             reader.next(&mut f, &mut temp)?;
             let full = &mut temp[..];
             laswp(rows_mut(full, m, wi, 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
-            // Rows ri.. of the panel, as the update wants them.
-            let tmp: Vec<T> = (0..wi)
-                .flat_map(|j| full[j * m + ri..(j + 1) * m].to_vec())
-                .collect();
-            flops += update_from(act, m, wk, &tmp, m - ri, ri, wi, par)?;
+            // Rows ri.. of the panel, where they lie (columns m apart).
+            flops += update_from(act, m, wk, (&full[ri..], m - ri, m), ri, wi, par)?;
         }
         let info = getrf(rows_mut(act, m, wk, r..m)?, par).map_err(kernel)?;
         flops += getrf_flops(m - r, wk);
@@ -420,7 +414,7 @@ pub fn left_unpivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Resul
             reader.next(&mut f, &mut temp)?;
             let full = &mut temp[..];
             laswp(rows_mut(full, m, c.len(), 0..m)?, &ipiv, Direction::Forward).map_err(kernel)?;
-            f.overwrite(steps, 0, c, full, &moved)?;
+            f.overwrite(steps, 0, c, (full, m), &moved)?;
         }
         f.commit(steps + 1, &ipiv, first_zero_pivot)?;
         f.step_done(steps + 1, start, flops);
@@ -722,27 +716,26 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
         }
     }
 
-    /// Writes `data` (rows `from..`, column-major) over the factored columns `cols`, the rows
-    /// `moved` changes (relative to `from`, with their sources) journaled first.
+    /// Writes `data` (rows `from..`, columns `ld` apart) over the factored columns `cols`, the
+    /// rows `moved` changes (relative to `from`, with their sources) journaled first.
     fn overwrite(
         &mut self,
         step: usize,
         from: usize,
         cols: std::ops::Range<usize>,
-        data: &[T],
+        (data, ld): (&[T], usize),
         moved: &Moved,
     ) -> Result<(), OocError> {
         let m = self.factors.shape().0;
         if let Some(p) = self.progress.as_deref_mut() {
-            let h = m - from;
             let values: Vec<T> = (0..cols.len())
-                .flat_map(|j| moved.0.iter().map(move |&r| data[j * h + r]))
+                .flat_map(|j| moved.0.iter().map(move |&r| data[j * ld + r]))
                 .collect();
             let absolute = |rows: &[usize]| rows.iter().map(|&r| from + r).collect::<Vec<_>>();
             let (rows, sources) = (absolute(&moved.0), absolute(&moved.1));
             p.journal(step, cols.clone(), &rows, &sources, &values)?;
         }
-        self.factors.write(from..m, cols, data)
+        self.factors.write_strided(from..m, cols, data, ld)
     }
 
     /// Commits `steps_done` steps (nothing without a record): in the background while the
@@ -948,7 +941,7 @@ pub fn lu_right<T: KernelScalar>(a: &mut DiskMatrix<T>, par: Par) -> Result<OocL
             let t = &mut trailing[..h * wj];
             a.read(r..m, cj.clone(), t)?;
             laswp(rows_mut(t, h, wj, 0..h)?, &local, Direction::Forward).map_err(kernel)?;
-            flops += update_from(t, h, wj, p, h, 0, wk, par)?;
+            flops += update_from(t, h, wj, (p, h, h), 0, wk, par)?;
             a.write(r..m, cj, t)?;
         }
     }

@@ -203,3 +203,28 @@ fn npy_and_raw_files_come_in_in_either_order_and_go_out_in_fortran_order() {
         DiskMatrix::<f64>::from_raw(d.join("raw.bin"), d.join("y.rbm"), m, n + 1, 2).unwrap_err();
     assert!(e.to_string().contains("raw.bin"), "{e}");
 }
+
+#[test]
+fn a_rectangle_is_written_from_a_strided_buffer_and_a_short_one_is_refused() {
+    let path = std::env::temp_dir().join(format!("redblue-ooc-strided-{}.rbm", std::process::id()));
+    let mut a = DiskMatrix::<f64>::create(&path, 6, 5, 2).unwrap();
+    // A 7-row array whose rows 2..5 of columns 0..3 go to rows 1..4 of columns 1..4.
+    let big: Vec<f64> = (0..7 * 3).map(|x| x as f64).collect();
+    a.write_strided(1..4, 1..4, &big[2..], 7).unwrap();
+    let mut back = vec![0.0; 9];
+    a.read(1..4, 1..4, &mut back).unwrap();
+    let want: Vec<f64> = (0..3)
+        .flat_map(|j| (2..5).map(move |i| (j * 7 + i) as f64))
+        .collect();
+    assert_eq!(back, want);
+    assert_eq!(a.io().write_elems, 9);
+    assert!(
+        a.write_strided(1..4, 1..4, &big[2..], 2).is_err(),
+        "ld below the height"
+    );
+    assert!(
+        a.write_strided(1..4, 1..4, &big[..10], 7).is_err(),
+        "too short"
+    );
+    let _ = std::fs::remove_file(&path);
+}
