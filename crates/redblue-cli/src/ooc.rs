@@ -492,8 +492,10 @@ fn report(args: &OocLuArgs, run: &Measured) {
     );
     if args.ranks > 1 {
         println!(
-            "  over {} ranks, rows dealt in blocks of {}, {:?} files",
-            args.ranks, args.row_block, args.files
+            "  over {} ranks, rows dealt in blocks of {}, {} files",
+            args.ranks,
+            args.row_block,
+            format!("{:?}", args.files).to_lowercase()
         );
     }
     println!("  time {seconds:.3} s, {gflops:.2} GFLOP/s");
