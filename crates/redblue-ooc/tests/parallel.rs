@@ -438,3 +438,18 @@ fn a_run_over_ranks_stopped_by_a_failure_on_any_rank_resumes_to_the_same_factors
     assert!(stopped > 30, "{stopped}");
     let _ = std::fs::remove_dir_all(&reference);
 }
+
+#[test]
+fn resuming_over_ranks_without_a_record_is_an_error_on_every_rank() {
+    let d = dir("no-record");
+    let errors = run_ranks(3, |comm| {
+        redblue_ooc::parallel::RanksProgress::open(&comm, &d)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        errors.iter().all(|e| e.contains("no progress record")),
+        "{errors:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

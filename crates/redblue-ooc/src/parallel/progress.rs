@@ -110,32 +110,20 @@ impl RanksProgress {
     /// [`OocError::Format`] for a missing or damaged record, on every rank alike.
     pub fn open<C: Communicator>(comm: &C, dir: &Path) -> Result<Self, OocError> {
         let record_path = Progress::record_path(dir);
-        let bytes = if comm.rank() == 0 {
-            std::fs::read(&record_path).map_err(|e| OocError::Format {
-                path: record_path.clone(),
-                why: format!("no progress record to resume from ({e})"),
-            })
-        } else {
-            Ok(Vec::new())
+        let missing = |why: String| OocError::Format {
+            path: record_path.clone(),
+            why: format!("no progress record to resume from ({why})"),
         };
-        let mut len = [bytes.as_ref().map_or(0, |b| b.len() as u64)];
-        agree(
-            comm,
-            bytes
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| OocError::Invalid(e.to_string())),
-        )
-        .map_err(|_| match &bytes {
-            Err(e) => OocError::Format {
-                path: record_path.clone(),
-                why: e.to_string(),
-            },
-            Ok(_) => OocError::Format {
-                path: record_path.clone(),
-                why: "no progress record to resume from (rank 0 could not read it)".into(),
-            },
+        let bytes = match comm.rank() {
+            0 => std::fs::read(&record_path).map_err(|e| e.to_string()),
+            _ => Ok(Vec::new()),
+        };
+        let read = bytes.as_ref().map(|_| ()).map_err(|e| missing(e.clone()));
+        agree(comm, read).map_err(|_| match &bytes {
+            Err(e) => missing(e.clone()),
+            Ok(_) => missing("rank 0 could not read it".into()),
         })?;
+        let mut len = [bytes.as_ref().map_or(0, |b| b.len() as u64)];
         comm.broadcast(&mut len, 0).map_err(comm_error)?;
         let mut b = bytes.unwrap_or_default();
         b.resize(len[0] as usize, 0);
