@@ -425,18 +425,55 @@ impl<T: Scalar> DiskMatrix<T> {
         out: &mut [T],
     ) -> Result<(), OocError> {
         self.check_rect(&rows, &cols, out.len())?;
+        self.read_strided(rows.clone(), cols, out, rows.len())
+    }
+
+    /// [`DiskMatrix::read`] into a buffer whose columns are `ld` apart (column `jj` of the
+    /// rectangle goes to `out[jj·ld..jj·ld + rows.len()]`): a part of a larger array, read
+    /// without a copy.
+    ///
+    /// # Errors
+    /// As [`DiskMatrix::read`]; [`OocError::Invalid`] for an `ld` below the rectangle's height
+    /// or an `out` too short for it.
+    pub fn read_strided(
+        &mut self,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [T],
+        ld: usize,
+    ) -> Result<(), OocError> {
+        let (h, w) = (rows.len(), cols.len());
+        self.check_strided(&rows, &cols, out.len(), ld)?;
         let started = std::time::Instant::now();
-        let h = rows.len();
         fault::gate(fault::Op::Read).map_err(|e| self.panel_error("reading", cols.start, e))?;
         for (jj, j) in cols.clone().enumerate() {
             let at = self.offset(rows.start, j);
             self.file
-                .read_exact_at(bytes_mut(&mut out[jj * h..(jj + 1) * h]), at)
+                .read_exact_at(bytes_mut(&mut out[jj * ld..jj * ld + h]), at)
                 .map_err(|source| self.panel_error("reading", j, source))?;
         }
-        self.io.read_elems += out.len() as u64;
+        self.io.read_elems += (h * w) as u64;
         self.seconds.0 += started.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// A rectangle inside the matrix, and a buffer of columns `ld` apart that holds it.
+    fn check_strided(
+        &self,
+        rows: &Range<usize>,
+        cols: &Range<usize>,
+        len: usize,
+        ld: usize,
+    ) -> Result<(), OocError> {
+        let (h, w) = (rows.len(), cols.len());
+        let need = if w == 0 { 0 } else { (w - 1) * ld + h };
+        if ld < h || len < need {
+            return Err(OocError::Invalid(format!(
+                "{}: a {h} x {w} rectangle in {len} elements {ld} apart",
+                self.path.display()
+            )));
+        }
+        self.check_rect(rows, cols, h * w)
     }
 
     /// Starts reading rows `rows` × columns `cols` into `buf` on a thread of its own (seed
@@ -523,15 +560,7 @@ impl<T: Scalar> DiskMatrix<T> {
         ld: usize,
     ) -> Result<(), OocError> {
         let (h, w) = (rows.len(), cols.len());
-        let need = if w == 0 { 0 } else { (w - 1) * ld + h };
-        if ld < h || data.len() < need {
-            return Err(OocError::Invalid(format!(
-                "{}: a {h} x {w} rectangle from {} elements {ld} apart",
-                self.path.display(),
-                data.len()
-            )));
-        }
-        self.check_rect(&rows, &cols, h * w)?;
+        self.check_strided(&rows, &cols, data.len(), ld)?;
         let started = std::time::Instant::now();
         // An injected failure writes the first half of the elements, as a write cut short.
         let outcome = fault::check(fault::Op::Write);

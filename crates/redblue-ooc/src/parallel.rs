@@ -464,15 +464,11 @@ impl<T: Scalar> RankFile<T> {
         if !self.shared {
             return self.file.read(l0..l1, cols, buf);
         }
-        let h = l1 - l0;
         for (s, len) in runs(lay, l0, l1) {
             let g = lay.global(rank, s);
-            let mut part = vec![T::zero(); len * cols.len()];
-            self.file.read(g..g + len, cols.clone(), &mut part)?;
-            for c in 0..cols.len() {
-                buf[c * h + s - l0..c * h + s - l0 + len]
-                    .copy_from_slice(&part[c * len..(c + 1) * len]);
-            }
+            let into = &mut buf[s - l0..];
+            self.file
+                .read_strided(g..g + len, cols.clone(), into, l1 - l0)?;
         }
         Ok(())
     }
@@ -490,13 +486,10 @@ impl<T: Scalar> RankFile<T> {
         if !self.shared {
             return self.file.write(l0..l1, cols, buf);
         }
-        let h = l1 - l0;
         for (s, len) in runs(lay, l0, l1) {
             let g = lay.global(rank, s);
-            let part: Vec<T> = (0..cols.len())
-                .flat_map(|c| buf[c * h + s - l0..c * h + s - l0 + len].to_vec())
-                .collect();
-            self.file.write(g..g + len, cols.clone(), &part)?;
+            self.file
+                .write_strided(g..g + len, cols.clone(), &buf[s - l0..], l1 - l0)?;
         }
         Ok(())
     }

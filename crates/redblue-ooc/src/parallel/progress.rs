@@ -83,15 +83,28 @@ impl RanksProgress {
             first_zero_pivot: None,
             ipiv: Vec::new(),
         };
+        Self::with_journal(comm, dir, record, true)
+    }
+
+    /// The progress of `record` with this rank's journal (emptied when `fresh`, when rank 0
+    /// also writes the record), agreed by every rank.
+    fn with_journal<C: Communicator>(
+        comm: &C,
+        dir: &Path,
+        record: Record,
+        fresh: bool,
+    ) -> Result<Self, OocError> {
         let record_path = Progress::record_path(dir);
         let journal_path = Self::journal_path(dir, comm.rank());
-        let opened = Self::open_journal(&journal_path, true);
-        let written = match (&opened, comm.rank()) {
-            (Ok(_), 0) => replace_record(&record_path, &record, record_faults()),
-            (Ok(_), _) => Ok(()),
-            (Err(e), _) => Err(OocError::Invalid(e.to_string())),
+        let opened = Self::open_journal(&journal_path, fresh);
+        let done = match &opened {
+            Err(e) => Err(OocError::Invalid(e.to_string())),
+            Ok(_) if fresh && comm.rank() == 0 => {
+                replace_record(&record_path, &record, record_faults())
+            }
+            Ok(_) => Ok(()),
         };
-        agree(comm, written)?;
+        agree(comm, done)?;
         let (journal, journal_len) = opened?;
         Ok(RanksProgress {
             record_path,
@@ -132,22 +145,7 @@ impl RanksProgress {
             path: record_path.clone(),
             why,
         })?;
-        let journal_path = Self::journal_path(dir, comm.rank());
-        let opened = Self::open_journal(&journal_path, false);
-        let ok = opened
-            .as_ref()
-            .map(|_| ())
-            .map_err(|e| OocError::Invalid(e.to_string()));
-        agree(comm, ok)?;
-        let (journal, journal_len) = opened?;
-        Ok(RanksProgress {
-            record_path,
-            journal_path,
-            journal,
-            journal_len,
-            record,
-            journal_elems: 0,
-        })
+        Self::with_journal(comm, dir, record, false)
     }
 
     /// The recorded state.
