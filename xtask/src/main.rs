@@ -246,6 +246,7 @@ fn test_mpi() -> Result<(), String> {
     let timeout = MPI_TIMEOUT_S.to_string();
     run_mpi_suites(&timeout)?;
     run_miniapp_under_mpi(&timeout)?;
+    ooc_lu_under_mpi(&timeout)?;
     mpi_faults(&timeout)?;
     println!("\nxtask test-mpi: the MPI suites passed at {MPI_RANKS:?} ranks");
     Ok(())
@@ -436,6 +437,70 @@ fn run_miniapp_under_mpi(timeout: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `redblue ooc-lu` under MPI on a matrix of order 300 in panels of 40 in `dir`.
+fn ooc_lu_args<'a>(files: &'a str, ty: &'a str, dir: &'a str) -> Vec<&'a str> {
+    let run = ["ooc-lu", "--backend", "mpi", "--n", "300", "--panel", "40"];
+    let more = [
+        "--row-block",
+        "16",
+        "--files",
+        files,
+        "--type",
+        ty,
+        "--dir",
+        dir,
+    ];
+    [&run[..], &more[..]].concat()
+}
+
+/// The out-of-core LU under mpirun on three ranks, from one shared file and from a file per
+/// rank: an uninterrupted run with its checks; a run whose rank 0 aborts in its 20th write (the
+/// job ends), resumed, must leave the same factors and pivots, byte for byte.
+fn ooc_lu_under_mpi(timeout: &str) -> Result<(), String> {
+    let root = env::temp_dir().join(format!("redblue-xtask-ooc-mpi-{}", std::process::id()));
+    let result = (|| {
+        for (files, ty) in [("shared", "f64"), ("distributed", "c64")] {
+            let (whole, cut) = (
+                root.join(format!("{files}-whole")),
+                root.join(format!("{files}-cut")),
+            );
+            let (whole, cut) = (whole.to_string_lossy(), cut.to_string_lossy());
+            let args = |dir| ooc_lu_args(files, ty, dir);
+            let redblue = "target/release/redblue";
+            mpirun(
+                timeout,
+                "3",
+                redblue,
+                &[&args(&whole)[..], &["--check"]].concat(),
+            )?;
+            let mut crash = vec![timeout, "mpirun", "-n", "3", redblue];
+            crash.extend(args(&cut));
+            crash.extend(["--inject-fault", "abort:20"]);
+            let (ended_ok, _, _) = run_timed("timeout", &crash)?;
+            if ended_ok {
+                return Err("ooc-lu with rank 0 aborted: the job succeeded".into());
+            }
+            let resume = [&args(&cut)[..], &["--resume", "--check"]].concat();
+            mpirun(timeout, "3", redblue, &resume)?;
+            for file in ["lu.rbm", "ipiv.npy"] {
+                let read = |dir: &str| {
+                    std::fs::read(Path::new(dir).join(file))
+                        .map_err(|e| format!("{dir}/{file}: {e}"))
+                };
+                if read(&whole)? != read(&cut)? {
+                    return Err(format!("ooc-lu under mpirun ({files} files): {file} after the resume differs from the uninterrupted run's"));
+                }
+            }
+            println!(
+                "  ooc-lu on 3 ranks, {files} files: resumed after an abort, the same factors"
+            );
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
 /// Seconds a failing MPI job may take to end (they end in about a second on this project's
 /// machine; the bound leaves room for a slow one).
 const MPI_FAULT_LIMIT_S: f64 = 60.0;
@@ -504,6 +569,7 @@ fn mpi_faults(timeout: &str) -> Result<(), String> {
         ("3", "lu --n 10 --block 0"),
         ("2", "cholesky --n 100000000"),
         ("3", "gemm --m 10 --n 10 --k 10 --strategy pm7"),
+        ("2", "ooc-lu --n 100 --variant right"),
     ] {
         let script = format!("target/release/redblue {request} --backend mpi; echo \"exit=$?\"");
         let (_, seconds, out) = run_timed(

@@ -3,7 +3,7 @@
 //! rate, the elements read and written against the exact model and the seconds they took, and
 //! with `--check` the solve's residual, the solve streaming the factors from disk.
 
-use crate::{ScalarType, SEED_A, SEED_B};
+use crate::{Backend, ScalarType, SEED_A, SEED_B};
 use clap::{Args, ValueEnum};
 use redblue::core::{c32, c64, random, RealScalar, Scalar};
 use redblue::kernels::{getrf, KernelScalar, MatMut, Par};
@@ -68,10 +68,14 @@ pub struct OocLuArgs {
     /// threads, right after, and report both.
     #[arg(long)]
     compare_in_core: bool,
-    /// Ranks (threads as ranks): above 1, the left-looking pivoted LU over the ranks (seed
-    /// 003's hybrid on a P x 1 grid), each rank reading and writing its own rows.
+    /// Ranks (threads backend; under MPI the ranks are mpirun's): above 1, the left-looking
+    /// pivoted LU over the ranks (seed 003's hybrid on a P x 1 grid), each rank reading and
+    /// writing its own rows.
     #[arg(long, default_value_t = 1)]
     ranks: usize,
+    /// threads or mpi (under mpirun, the folder must be one every rank sees).
+    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    backend: Backend,
     /// With --ranks: one file all ranks share, or a file per rank holding its rows.
     #[arg(long, value_enum, default_value_t = FileMode::Shared)]
     files: FileMode,
@@ -138,15 +142,27 @@ fn entry<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
     T::from_f64_parts(random::uniform(i, j, seed), random::uniform(i, j, seed + 7))
 }
 
-fn run_typed<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
-    let dir = match &args.dir {
+/// The run's folder: `--dir`, or a temporary one named after the process `id` (rank 0's under
+/// MPI), removed at the end.
+fn run_dir(args: &OocLuArgs, id: u32) -> PathBuf {
+    match &args.dir {
         Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("redblue-ooc-lu-{}", std::process::id())),
-    };
+        None => std::env::temp_dir().join(format!("redblue-ooc-lu-{id}")),
+    }
+}
+
+fn run_typed<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
+    if args.backend == Backend::Mpi {
+        return under_mpi::<T>(args);
+    }
+    if args.ranks == 0 {
+        return Err(OocError::Invalid("--ranks must be at least 1".into()));
+    }
+    let dir = run_dir(args, std::process::id());
     let result = if args.ranks > 1 {
-        ranks::factor_over_ranks::<T>(args, &dir)
+        ranks::over_threads::<T>(args, &dir)
     } else {
-        factor_in::<T>(args, &dir)
+        factor_in::<T>(args, &dir, 1)
     };
     if args.dir.is_none() {
         let _ = std::fs::remove_dir_all(&dir); // a folder of our own: nothing kept
@@ -154,10 +170,45 @@ fn run_typed<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
     result
 }
 
+/// Under `mpirun`: one process factors alone; more, over the ranks. Every rank returns the same
+/// outcome; rank 0 reports.
+#[cfg(feature = "mpi")]
+fn under_mpi<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
+    use redblue::comm::{Communicator, CommunicatorExt};
+    let universe =
+        redblue::comm::MpiUniverse::init().map_err(|e| OocError::Invalid(e.to_string()))?;
+    let world = universe.world();
+    let id = world
+        .broadcast_one(std::process::id(), 0)
+        .map_err(|e| OocError::Invalid(e.to_string()))?;
+    let dir = run_dir(args, id);
+    let result = if world.size() > 1 {
+        ranks::on_ranks::<T, _>(&world, args, &dir)
+    } else {
+        factor_in::<T>(args, &dir, 1)
+    };
+    if args.dir.is_none() {
+        let _ = world.barrier();
+        if world.rank() == 0 {
+            let _ = std::fs::remove_dir_all(&dir); // a folder of our own: nothing kept
+        }
+    }
+    result
+}
+
+#[cfg(not(feature = "mpi"))]
+fn under_mpi<T: KernelScalar>(_: &OocLuArgs) -> Result<bool, OocError> {
+    Err(OocError::Invalid(
+        "--backend mpi needs a redblue built with `--features mpi`".into(),
+    ))
+}
+
 /// What one run measured, for the report.
 struct Measured {
     n: usize,
     w: usize,
+    /// The ranks that factored.
+    ranks: usize,
     seconds: f64,
     info: OocLu,
     model: (u64, u64),
@@ -289,7 +340,11 @@ fn resume<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<Files<T>, Ooc
     })
 }
 
-fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocError> {
+fn factor_in<T: KernelScalar>(
+    args: &OocLuArgs,
+    dir: &Path,
+    ranks: usize,
+) -> Result<bool, OocError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir, "creating"))?;
     let Files {
         mut a,
@@ -352,6 +407,7 @@ fn factor_in<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<bool, OocE
     let run = Measured {
         n,
         w,
+        ranks,
         seconds,
         info,
         model,
@@ -448,6 +504,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
     let Measured {
         n,
         w,
+        ranks,
         seconds,
         info,
         model,
@@ -467,7 +524,8 @@ fn report(args: &OocLuArgs, run: &Measured) {
             "{}",
             json!({
                 "n": n, "panel": w, "variant": variant, "type": args.ty.name(),
-                "ranks": args.ranks, "files": format!("{:?}", args.files).to_lowercase(),
+                "ranks": ranks, "backend": format!("{:?}", args.backend).to_lowercase(),
+                "files": format!("{:?}", args.files).to_lowercase(),
                 "time_s": seconds, "gflops": gflops,
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
                 "model_read_elems": model.0, "model_write_elems": model.1,
@@ -490,10 +548,9 @@ fn report(args: &OocLuArgs, run: &Measured) {
         n.div_ceil(*w),
         args.ty.name()
     );
-    if args.ranks > 1 {
+    if *ranks > 1 {
         println!(
-            "  over {} ranks, rows dealt in blocks of {}, {} files",
-            args.ranks,
+            "  over {ranks} ranks, rows dealt in blocks of {}, {} files",
             args.row_block,
             format!("{:?}", args.files).to_lowercase()
         );

@@ -584,6 +584,11 @@ fn bad_cholesky_requests_exit_with_status_two_and_say_why() {
             &["io-sim", "cholesky", "--n", "64", "--memory", "2"][..],
             "fast memory",
         ),
+        (&["ooc-lu", "--n", "10", "--ranks", "0"][..], "at least 1"),
+        (
+            &["ooc-lu", "--n", "10", "--ranks", "2", "--variant", "right"][..],
+            "left-looking pivoted",
+        ),
     ] {
         let out = redblue(args);
         let err = String::from_utf8_lossy(&out.stderr);

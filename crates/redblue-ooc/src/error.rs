@@ -39,6 +39,14 @@ pub enum OocError {
     /// Bad arguments: a rectangle outside the matrix, a buffer of the wrong length, a zero
     /// panel width.
     Invalid(String),
+    /// Another rank's failure in a collective operation, as that rank reported it: every rank
+    /// of a run over ranks returns the same message.
+    OnRank {
+        /// The lowest rank that failed.
+        rank: usize,
+        /// Its error.
+        why: String,
+    },
 }
 
 impl fmt::Display for OocError {
@@ -63,6 +71,7 @@ impl fmt::Display for OocError {
                 write!(f, "{}: panel {panel}: {what}", path.display())
             }
             OocError::Invalid(why) => f.write_str(why),
+            OocError::OnRank { rank, why } => write!(f, "rank {rank}: {why}"),
         }
     }
 }

@@ -12,6 +12,9 @@
 //! blocks `T₀` and rows `C₀` of the updates (gathered by every rank, which solves `T₀⁻¹·C₀`
 //! itself: seed 003 found the TRSM parallelises poorly), and inside the panel LU, per column a
 //! pivot candidate per rank and the pivot row, per inner block the block's rows.
+//!
+//! A rank's failed read or write is agreed before the next exchange ([`agree`]): every rank
+//! stops with that rank's error, none waits for it.
 
 use crate::lu::{lu_flops, OocLu};
 use crate::{DiskMatrix, OocError};
@@ -21,8 +24,8 @@ use redblue_kernels::{gemm, trsm, KernelScalar, MatMut, MatRef, Par};
 use std::ops::Range;
 
 mod progress;
-pub use progress::RanksProgress;
-use progress::{agree, inputs_fingerprint};
+use progress::inputs_fingerprint;
+pub use progress::{agree, RanksProgress};
 
 /// The code of the LU over ranks in a progress record.
 pub const RANKS_VARIANT: u32 = 4;
@@ -726,7 +729,7 @@ impl<T: KernelScalar, C: Communicator> RankRun<'_, T, C> {
         let c = factors.file.panel_cols(k);
         let (r, wk) = (c.start, c.len());
         let act = &mut self.active[..all_rows * wk];
-        input.read(lay, me, 0, c.clone(), act)?;
+        agree(comm, input.read(lay, me, 0, c.clone(), act))?;
         let mut act_rows = Rows {
             lay,
             rank: me,
@@ -740,7 +743,7 @@ impl<T: KernelScalar, C: Communicator> RankRun<'_, T, C> {
             let (ri, wi) = (ci.start, ci.len());
             let hi = all_rows - lay.rows_below(me, ri);
             let tmp = &mut self.temp[..hi * wi];
-            factors.read(lay, me, ri, ci.clone(), tmp)?;
+            agree(comm, factors.read(lay, me, ri, ci.clone(), tmp))?;
             let mut tmp_rows = Rows {
                 lay,
                 rank: me,
@@ -770,7 +773,7 @@ impl<T: KernelScalar, C: Communicator> RankRun<'_, T, C> {
             self.first_zero_pivot = info.first_zero_pivot.map(|j| r + j);
         }
         ipiv.extend(info.ipiv);
-        factors.write(lay, me, 0, c, act_rows.data)
+        agree(comm, factors.write(lay, me, 0, c, act_rows.data))
     }
 
     /// The last step's interchanges to the panels on its left (step `steps`, journaled).
@@ -786,7 +789,7 @@ impl<T: KernelScalar, C: Communicator> RankRun<'_, T, C> {
             let ci = self.factors.file.panel_cols(i);
             let wi = ci.len();
             let buf = &mut self.temp[..h * wi];
-            self.factors.read(lay, me, from, ci.clone(), buf)?;
+            agree(self.comm, self.factors.read(lay, me, from, ci.clone(), buf))?;
             let mut rows = Rows {
                 lay,
                 rank: me,
@@ -823,16 +826,10 @@ fn check_files<T: Scalar, C: Communicator>(
             ));
         }
     }
-    let mut flags = vec![0u8; lay.p];
-    comm.all_gather(&[u8::from(wrong.is_some())], &mut flags)
-        .map_err(comm_error)?;
-    match (wrong, flags.iter().position(|&f| f != 0)) {
-        (Some(why), _) => Err(OocError::Invalid(why)),
-        (None, Some(rank)) => Err(OocError::Invalid(format!(
-            "rank {rank}'s files do not fit the LU of order {m}"
-        ))),
-        (None, None) => Ok(()),
-    }
+    agree(
+        comm,
+        wrong.map_or(Ok(()), |why| Err(OocError::Invalid(why))),
+    )
 }
 
 /// The interchanges `rel` of rows `from..` applied over the ranks to a panel's rows held in
@@ -863,14 +860,14 @@ fn interchange_and_write<T: KernelScalar, C: Communicator>(
             .flat_map(|j| mine.iter().map(move |&g| (j, g)))
             .map(|(j, g)| rows.data[j * h + rows.at(g)])
             .collect();
-        progress.journal_old(step, cols.clone(), &mine, &old)?;
+        agree(comm, progress.journal_old(step, cols.clone(), &mine, &old))?;
     }
     rows.permute(comm, start, &full)?;
     let (skip, h) = (rows.at(from), rows.h());
     let back: Vec<T> = (0..cols.len())
         .flat_map(|j| rows.data[j * h + skip..(j + 1) * h].to_vec())
         .collect();
-    factors.write(lay, me, from, cols, &back)
+    agree(comm, factors.write(lay, me, from, cols, &back))
 }
 
 /// This rank's rows from `r` on of the active panel (all its columns) factored over the ranks
@@ -959,7 +956,7 @@ fn in_core<T: KernelScalar, C: Communicator>(
     let dist_error =
         |e: redblue_dist::DistError| OocError::Invalid(format!("in-core LU over ranks: {e}"));
     let mut local = vec![T::zero(); lay.local_rows(me) * m];
-    input.read(lay, me, 0, 0..m, &mut local)?;
+    agree(comm, input.read(lay, me, 0, 0..m, &mut local))?;
     let layout = redblue_dist::BlockCyclic::new(m, m, lay.b, m, lay.p, 1).map_err(dist_error)?;
     let a = redblue_dist::OwnedDistMatrix::from_local(comm, layout.clone(), local)
         .map_err(dist_error)?;
@@ -971,7 +968,7 @@ fn in_core<T: KernelScalar, C: Communicator>(
     drop(a);
     let mut out = redblue_dist::OwnedDistMatrix::zeros(comm, layout).map_err(dist_error)?;
     fac.write_factors(comm, &mut out).map_err(lu_error)?;
-    factors.write(lay, me, 0, 0..m, &out.into_local())?;
+    agree(comm, factors.write(lay, me, 0, 0..m, &out.into_local()))?;
     Ok(Some(OocLu {
         ipiv: fac.ipiv(),
         first_zero_pivot: None,

@@ -1,13 +1,13 @@
-//! `redblue ooc-lu --ranks P`: the left-looking pivoted LU over threads as ranks, rows dealt
-//! in blocks cyclically, from one shared file or a file per rank, resumable; the report as for
-//! one rank, the counts summed over the ranks.
+//! `redblue ooc-lu --ranks P` (threads as ranks) or under `mpirun` (`--backend mpi`): the
+//! left-looking pivoted LU over the ranks, rows dealt in blocks cyclically, from one shared file
+//! or a file per rank, resumable; the report as for one rank, the counts summed over the ranks.
 
 use super::{afterwards, input_matrix, io_error, report, FileMode, Measured, OocLuArgs, Variant};
-use redblue::comm::{run_ranks, Communicator, ThreadComm};
+use redblue::comm::{run_ranks, Communicator, CommunicatorExt, ReduceOp};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::fault;
 use redblue::ooc::parallel::{
-    left_pivoted_ranks_with, ranks_run_kind, RankFile, RanksProgress, RowCyclic,
+    agree, left_pivoted_ranks_with, ranks_run_kind, RankFile, RanksProgress, RowCyclic,
 };
 use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError, OocLu};
 use std::path::Path;
@@ -86,15 +86,18 @@ fn assemble<T: KernelScalar>(
     Ok(())
 }
 
-/// Runs the LU over `--ranks` threads as ranks.
 /// What one rank's run measured: its result, seconds, the seconds of its reads, writes and
 /// syncs, the step it resumed from, the elements it journaled.
 type RankMeasured = (OocLu, f64, (f64, f64, f64), Option<u64>, u64);
 
+fn comm_error(e: redblue::comm::CommError) -> OocError {
+    OocError::Invalid(e.to_string())
+}
+
 /// One rank's part: its files opened (and its input copied, distributed), the record made or
 /// opened, the LU over the ranks timed between barriers.
-fn rank_run<T: KernelScalar>(
-    comm: &ThreadComm,
+fn rank_run<T: KernelScalar, C: Communicator>(
+    comm: &C,
     args: &OocLuArgs,
     dir: &Path,
     lay: RowCyclic,
@@ -102,7 +105,7 @@ fn rank_run<T: KernelScalar>(
     par: Par,
 ) -> Result<RankMeasured, OocError> {
     let me = comm.rank();
-    let (mut input, mut factors) = rank_files::<T>(args, dir, lay, me, w)?;
+    let (mut input, mut factors) = agree(comm, rank_files::<T>(args, dir, lay, me, w))?;
     let mut progress = if args.resume {
         RanksProgress::open(comm, dir)?
     } else {
@@ -113,8 +116,7 @@ fn rank_run<T: KernelScalar>(
     if me == 0 {
         fault::inject(args.inject_fault); // the crash tests' failure, on rank 0's thread
     }
-    comm.barrier()
-        .map_err(|e| OocError::Invalid(e.to_string()))?;
+    comm.barrier().map_err(comm_error)?;
     let clock = Instant::now();
     let info = left_pivoted_ranks_with(
         comm,
@@ -127,7 +129,7 @@ fn rank_run<T: KernelScalar>(
     fault::inject(None);
     let info = info?;
     if !factors.shared {
-        factors.file.sync()?;
+        agree(comm, factors.file.sync())?;
     }
     let seconds = clock.elapsed().as_secs_f64();
     let (r, wr) = (input.file.io_seconds(), factors.file.io_seconds());
@@ -141,84 +143,151 @@ fn rank_run<T: KernelScalar>(
     ))
 }
 
-pub(super) fn factor_over_ranks<T: KernelScalar>(
+/// Rank 0's preparation of a run in `dir`: a new run's input (`a.rbm`, generated or from the
+/// `.npy`) and empty factors (`lu.rbm.partial`), earlier runs' journals removed; or a
+/// recorded run's files. Returns the order and the panel width.
+fn prepare<T: KernelScalar>(args: &OocLuArgs, dir: &Path) -> Result<(usize, usize), OocError> {
+    std::fs::create_dir_all(dir).map_err(io_error(dir, "creating"))?;
+    if args.resume {
+        let a = DiskMatrix::<T>::open(dir.join("a.rbm"))?;
+        let f = DiskMatrix::<T>::open(factors_path(dir))?;
+        return Ok((a.shape().0, f.panel()));
+    }
+    let entries = std::fs::read_dir(dir).map_err(io_error(dir, "listing"))?;
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("progress.undo.")
+        {
+            let _ = std::fs::remove_file(entry.path()); // an earlier run's
+        }
+    }
+    let (_, n, w) = input_matrix::<T>(args, dir)?;
+    DiskMatrix::<T>::create(dir.join("lu.rbm.partial"), n, n, w)?;
+    Ok((n, w))
+}
+
+/// Rank 0's end of the run: the factors assembled (distributed files), their checksums made
+/// durable, the pivots written, the factors under their name; then `--check` and
+/// `--compare-in-core`, and the report. Returns whether the run passed.
+fn finish<T: KernelScalar>(
     args: &OocLuArgs,
     dir: &Path,
+    lay: RowCyclic,
+    mut run: Measured,
+    par: Par,
 ) -> Result<bool, OocError> {
-    if args.variant != Variant::LeftPivoted {
-        return Err(OocError::Invalid(
-            "--ranks above 1 runs the left-looking pivoted variant (drop --variant)".into(),
-        ));
-    }
-    std::fs::create_dir_all(dir).map_err(io_error(dir, "creating"))?;
-    let (mut a, mut f) = if args.resume {
-        (
-            DiskMatrix::<T>::open(dir.join("a.rbm"))?,
-            DiskMatrix::<T>::open(factors_path(dir))?,
-        )
-    } else {
-        for old in (0..args.ranks).map(|r| format!("progress.undo.{r}")) {
-            let _ = std::fs::remove_file(dir.join(old)); // an earlier run's
-        }
-        let (a, n, w) = input_matrix::<T>(args, dir)?;
-        let f = DiskMatrix::<T>::create(dir.join("lu.rbm.partial"), n, n, w)?;
-        (a, f)
-    };
-    let (n, w) = (a.shape().0, f.panel());
-    let lay = RowCyclic {
-        m: n,
-        b: args.row_block.max(1),
-        p: args.ranks,
-    };
-    let par = match args.threads {
-        0 | 1 => Par::Seq,
-        t => Par::Threads(t),
-    };
-    let results = run_ranks(args.ranks, |comm| {
-        rank_run::<T>(&comm, args, dir, lay, w, par)
-    });
-    let mut infos = Vec::new();
-    for r in results {
-        infos.push(r?);
-    }
-    // The slowest rank's time; the counts and seconds of all ranks summed.
-    let seconds = infos.iter().map(|x| x.1).fold(0.0, f64::max);
-    let io_seconds = infos.iter().fold((0.0, 0.0, 0.0), |acc, x| {
-        (acc.0 + x.2 .0, acc.1 + x.2 .1, acc.2 + x.2 .2)
-    });
-    let io = infos
-        .iter()
-        .fold(IoCounts::default(), |acc, x| acc + x.0.io);
-    let journal_elems = infos.iter().map(|x| x.4).sum();
-    let resumed_from = infos[0].3;
-    let mut info = infos.swap_remove(0).0;
-    info.io = io;
+    let mut a = DiskMatrix::<T>::open(dir.join("a.rbm"))?;
+    let mut f = DiskMatrix::<T>::open(factors_path(dir))?;
     if args.files == FileMode::Distributed {
         assemble(dir, lay, &mut f)?;
     }
     // Every panel's checksum from the file the ranks wrote, then the factors under their name.
     f.forget_checksums();
     f.sync()?;
-    npy::write_indices(dir.join("ipiv.npy"), &info.ipiv)?;
+    npy::write_indices(dir.join("ipiv.npy"), &run.info.ipiv)?;
     if f.path() != dir.join("lu.rbm") {
         f.rename(dir.join("lu.rbm"))?;
     }
-    let (residuals, in_core_s) = afterwards(args, &mut a, &mut f, &info.ipiv, par)?;
-    let run = Measured {
-        n,
-        w,
-        seconds,
-        info,
-        model: left_pivoted_io(n as u64, w as u64),
-        io_seconds,
-        residuals,
-        in_core_s,
-        resumed_from,
-        journal_elems,
-    };
+    (run.residuals, run.in_core_s) = afterwards(args, &mut a, &mut f, &run.info.ipiv, par)?;
     report(args, &run);
     let passed = run
         .residuals
         .is_none_or(|(r, s)| r <= super::THRESHOLD && s <= super::THRESHOLD);
     Ok(passed && run.info.first_zero_pivot.is_none())
+}
+
+/// The LU over the ranks of `comm`, every rank calling: rank 0 prepares the files, every rank
+/// factors its rows, rank 0 finishes and reports with the counts and seconds summed over the
+/// ranks (the time the slowest rank's). Whether the run passed, or an error, the same on every
+/// rank.
+///
+/// # Collective
+pub(super) fn on_ranks<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    args: &OocLuArgs,
+    dir: &Path,
+) -> Result<bool, OocError> {
+    if args.variant != Variant::LeftPivoted {
+        return Err(OocError::Invalid(
+            "over ranks, ooc-lu runs the left-looking pivoted variant (drop --variant)".into(),
+        ));
+    }
+    let me = comm.rank();
+    let prepared = if me == 0 {
+        prepare::<T>(args, dir)
+    } else {
+        Ok((0, 0))
+    };
+    let (n, w) = agree(comm, prepared)?;
+    let mut shape = [n as u64, w as u64];
+    comm.broadcast(&mut shape, 0).map_err(comm_error)?;
+    let (n, w) = (shape[0] as usize, shape[1] as usize);
+    let lay = RowCyclic {
+        m: n,
+        b: args.row_block.max(1),
+        p: comm.size(),
+    };
+    let par = match args.threads {
+        0 | 1 => Par::Seq,
+        t => Par::Threads(t),
+    };
+    let (info, seconds, (read_s, write_s, sync_s), resumed_from, journal) =
+        rank_run::<T, C>(comm, args, dir, lay, w, par)?;
+    // The slowest rank's time; the counts and seconds of all ranks summed.
+    let seconds = comm
+        .all_reduce_one(seconds, ReduceOp::Max)
+        .map_err(comm_error)?;
+    let mut sums = [read_s, write_s, sync_s];
+    comm.all_reduce_in_place(&mut sums, ReduceOp::Sum)
+        .map_err(comm_error)?;
+    let io = info.io;
+    let mut counts = [
+        io.read_elems,
+        io.write_elems,
+        io.checksum_read_elems,
+        journal,
+    ];
+    comm.all_reduce_in_place(&mut counts, ReduceOp::Sum)
+        .map_err(comm_error)?;
+    let finished = if me == 0 {
+        let run = Measured {
+            n,
+            w,
+            ranks: comm.size(),
+            seconds,
+            info: OocLu {
+                io: IoCounts {
+                    read_elems: counts[0],
+                    write_elems: counts[1],
+                    checksum_read_elems: counts[2],
+                },
+                ..info
+            },
+            model: left_pivoted_io(n as u64, w as u64),
+            io_seconds: (sums[0], sums[1], sums[2]),
+            residuals: None,
+            in_core_s: None,
+            resumed_from,
+            journal_elems: counts[3],
+        };
+        finish::<T>(args, dir, lay, run, par)
+    } else {
+        Ok(false)
+    };
+    let passed = agree(comm, finished)?;
+    let passed = comm
+        .broadcast_one(u8::from(passed), 0)
+        .map_err(comm_error)?;
+    Ok(passed != 0)
+}
+
+/// `--ranks P` threads as ranks; rank 0's outcome.
+pub(super) fn over_threads<T: KernelScalar>(
+    args: &OocLuArgs,
+    dir: &Path,
+) -> Result<bool, OocError> {
+    let results = run_ranks(args.ranks, |comm| on_ranks::<T, _>(&comm, args, dir));
+    results.into_iter().next().expect("at least one rank")
 }

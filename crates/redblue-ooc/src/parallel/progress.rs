@@ -34,21 +34,35 @@ pub struct RanksProgress {
     journal_elems: u64,
 }
 
-/// `Err` on every rank if `result` is on any (its own error where it failed).
-pub(crate) fn agree<C: Communicator>(
-    comm: &C,
-    result: Result<(), OocError>,
-) -> Result<(), OocError> {
+/// `result` where every rank's is `Ok`; otherwise `Err` on every rank: the failing rank its own
+/// error, the others [`OocError::OnRank`] with the lowest failing rank's message (passed on
+/// unchanged when it was itself another rank's), so that every rank can say what went wrong.
+///
+/// # Collective
+/// # Errors
+/// The agreed failure; a failed peer.
+pub fn agree<C: Communicator, V>(comm: &C, result: Result<V, OocError>) -> Result<V, OocError> {
     let mut flags = vec![0u8; comm.size()];
     comm.all_gather(&[u8::from(result.is_err())], &mut flags)
         .map_err(comm_error)?;
+    let Some(failed) = flags.iter().position(|&f| f != 0) else {
+        return result;
+    };
+    let (mut rank, mut message) = match (&result, comm.rank() == failed) {
+        (Err(OocError::OnRank { rank, why }), true) => (*rank as u64, why.clone().into_bytes()),
+        (Err(e), true) => (failed as u64, e.to_string().into_bytes()),
+        _ => (0, Vec::new()),
+    };
+    let mut head = [rank, message.len() as u64];
+    comm.broadcast(&mut head, failed).map_err(comm_error)?;
+    rank = head[0];
+    message.resize(head[1] as usize, 0);
+    comm.broadcast(&mut message, failed).map_err(comm_error)?;
     result?;
-    match flags.iter().position(|&f| f != 0) {
-        Some(rank) => Err(OocError::Invalid(format!(
-            "rank {rank} failed (its own error says why)"
-        ))),
-        None => Ok(()),
-    }
+    Err(OocError::OnRank {
+        rank: rank as usize,
+        why: String::from_utf8_lossy(&message).into_owned(),
+    })
 }
 
 impl RanksProgress {
