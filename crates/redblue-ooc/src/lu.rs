@@ -277,9 +277,11 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
             let h = m - ri;
             reader.next(&mut f, &mut temp)?;
             let tmp = &mut temp[..];
-            if i + 1 < k && !written(k, ri) {
-                // Step k − 1's interchanges, rows (k−1)·w.., then those rows back to disk.
-                let from = (k - 1) * w;
+            // Step k − 1's interchanges, rows (k−1)·w.., journaled; those rows are written
+            // back after the update, the journal's fsync running meanwhile.
+            let from = (k - 1) * w;
+            let back = i + 1 < k && !written(k, ri);
+            if back {
                 let rel: Vec<usize> = ipiv[from..r].iter().map(|&p| p - from).collect();
                 laswp(
                     rows_mut(tmp, h, wi, from - ri..h)?,
@@ -287,10 +289,13 @@ pub fn left_pivoted<T: KernelScalar>(mut f: LuFiles<'_, T>, par: Par) -> Result<
                     Direction::Forward,
                 )
                 .map_err(kernel)?;
-                let back = (&tmp[from - ri..], h);
-                f.overwrite(k, from, ci.clone(), back, &moved_rows(m - from, &rel))?;
+                let data = (&tmp[from - ri..], h);
+                f.journal_overwrite(k, from, ci.clone(), data, &moved_rows(m - from, &rel))?;
             }
             flops += update_from(act, m, wk, (tmp, h, h), ri, wi, par)?;
+            if back {
+                f.write_overwrite(from, ci.clone(), (&tmp[from - ri..], h))?;
+            }
         }
         let e = rows_mut(act, m, wk, r..m)?;
         let info = getrf(e, par).map_err(kernel)?;
@@ -723,18 +728,46 @@ impl<'a, T: KernelScalar> LuFiles<'a, T> {
         step: usize,
         from: usize,
         cols: std::ops::Range<usize>,
+        data: (&[T], usize),
+        moved: &Moved,
+    ) -> Result<(), OocError> {
+        self.journal_overwrite(step, from, cols.clone(), data, moved)?;
+        self.write_overwrite(from, cols, data)
+    }
+
+    /// The first half of [`LuFiles::overwrite`]: the journal entry appended, its `fsync`
+    /// started; the caller may compute before [`LuFiles::write_overwrite`].
+    fn journal_overwrite(
+        &mut self,
+        step: usize,
+        from: usize,
+        cols: std::ops::Range<usize>,
         (data, ld): (&[T], usize),
         moved: &Moved,
     ) -> Result<(), OocError> {
-        let m = self.factors.shape().0;
         if let Some(p) = self.progress.as_deref_mut() {
             let values: Vec<T> = (0..cols.len())
                 .flat_map(|j| moved.0.iter().map(move |&r| data[j * ld + r]))
                 .collect();
             let absolute = |rows: &[usize]| rows.iter().map(|&r| from + r).collect::<Vec<_>>();
             let (rows, sources) = (absolute(&moved.0), absolute(&moved.1));
-            p.journal(step, cols.clone(), &rows, &sources, &values)?;
+            p.journal_begin(step, cols, &rows, &sources, &values)?;
         }
+        Ok(())
+    }
+
+    /// The second half of [`LuFiles::overwrite`]: once the journal entry is durable, the data
+    /// written.
+    fn write_overwrite(
+        &mut self,
+        from: usize,
+        cols: std::ops::Range<usize>,
+        (data, ld): (&[T], usize),
+    ) -> Result<(), OocError> {
+        if let Some(p) = self.progress.as_deref_mut() {
+            p.journal_wait()?;
+        }
+        let m = self.factors.shape().0;
         self.factors.write_strided(from..m, cols, data, ld)
     }
 

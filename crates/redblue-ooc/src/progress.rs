@@ -10,7 +10,9 @@
 //! them, a final pass) would not be safe to do again — a permutation applied twice is not the
 //! one applied once, and a write cut short leaves neither — so each is first appended to its
 //! step's journal (steps of even number in one, odd in the other: the rows it changes, the row
-//! each new value comes from, the new values, a checksum) and synced. On resume the intact
+//! each new value comes from, the new values, a checksum) and synced (the `fsync` on a thread
+//! of its own while the caller computes, [`Progress::journal_begin`]; the write made only once
+//! it ended, [`Progress::journal_wait`]). On resume the intact
 //! entries of the step after the recorded one are undone, newest first (each new value put back
 //! in its source row: the changed rows are closed under the permutation), then those of the
 //! recorded step are written again (setting values is idempotent) and that step skips the panels
@@ -113,6 +115,8 @@ pub struct Progress {
     journal_elems: u64,
     sync_seconds: f64,
     committing: Option<Committing>,
+    /// The `fsync` of the latest journal entry, running while the caller computes.
+    journal_syncing: Option<Committing>,
 }
 
 /// The record `record` written to a temporary file, synced, renamed over `path`, the folder
@@ -237,6 +241,7 @@ impl Progress {
             journal_elems: 0,
             sync_seconds: 0.0,
             committing: None,
+            journal_syncing: None,
         };
         replace_record(&p.record_path, &p.record, record_faults())?;
         Ok(p)
@@ -264,6 +269,7 @@ impl Progress {
             journal_elems: 0,
             sync_seconds: 0.0,
             committing: None,
+            journal_syncing: None,
         })
     }
 
@@ -288,6 +294,7 @@ impl Progress {
     /// # Errors
     /// That commit's error.
     pub fn wait(&mut self) -> Result<(), OocError> {
+        self.journal_wait()?;
         if let Some(c) = self.committing.take() {
             let seconds = c.join().map_err(|_| {
                 OocError::Invalid(format!(
@@ -362,7 +369,26 @@ impl Progress {
         sources: &[usize],
         values: &[T],
     ) -> Result<(), OocError> {
+        self.journal_begin(step, cols, rows, sources, values)?;
+        self.journal_wait()
+    }
+
+    /// [`Progress::journal`] with the entry's `fsync` on a thread of its own: the caller
+    /// computes meanwhile and calls [`Progress::journal_wait`] before it makes the write the
+    /// entry undoes. The previous entry's `fsync` is waited for first.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the journal: the append, or the previous entry's `fsync`.
+    pub fn journal_begin<T: Scalar>(
+        &mut self,
+        step: usize,
+        cols: Range<usize>,
+        rows: &[usize],
+        sources: &[usize],
+        values: &[T],
+    ) -> Result<(), OocError> {
         debug_assert_eq!(values.len(), rows.len() * cols.len());
+        self.journal_wait()?;
         let entry = Entry {
             step,
             cols,
@@ -375,12 +401,33 @@ impl Progress {
         let file = &j.file;
         fault::write_all_at(|b, at| file.write_all_at(b, at), &b, j.len)
             .map_err(io_error(&j.path, "appending to"))?;
-        let started = std::time::Instant::now();
-        let synced = fault::gate(Op::Sync).and_then(|()| j.file.sync_data());
-        self.sync_seconds += started.elapsed().as_secs_f64();
-        synced.map_err(io_error(&j.path, "syncing"))?;
+        let sync_fault = fault::check(Op::Sync);
+        let (file, path) = (j.file.try_clone(), j.path.clone());
+        self.journal_syncing = Some(std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            file.and_then(|f| fault::gate_as(sync_fault, Op::Sync).and_then(|()| f.sync_data()))
+                .map_err(io_error(&path, "syncing"))?;
+            Ok(started.elapsed().as_secs_f64())
+        }));
         j.len += b.len() as u64;
         self.journal_elems += values.len() as u64;
+        Ok(())
+    }
+
+    /// Waits for the latest journal entry's `fsync`, if one is running: the entry is durable.
+    ///
+    /// # Errors
+    /// [`OocError::Io`] naming the journal.
+    pub fn journal_wait(&mut self) -> Result<(), OocError> {
+        if let Some(s) = self.journal_syncing.take() {
+            let seconds = s.join().map_err(|_| {
+                OocError::Invalid(format!(
+                    "{}: a journal's fsync panicked",
+                    self.record_path.display()
+                ))
+            })??;
+            self.sync_seconds += seconds;
+        }
         Ok(())
     }
 

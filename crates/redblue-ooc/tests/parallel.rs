@@ -315,7 +315,10 @@ fn a_wrong_file_or_a_failed_read_on_one_rank_is_an_error_on_every_rank() {
     // Rank 1 its own error; the others the same message, naming the rank.
     assert!(errors[1].contains("a.1.rbm"), "{errors:?}");
     let passed_on = format!("rank 1: {}", errors[1]);
-    assert!(errors[0] == passed_on && errors[2] == passed_on, "{errors:?}");
+    assert!(
+        errors[0] == passed_on && errors[2] == passed_on,
+        "{errors:?}"
+    );
     // The input of the right shape; rank 2's fifth read fails: every rank stops with an error.
     let rows = lay.local_rows(1);
     DiskMatrix::create_from_fn(d.join("a.1.rbm"), rows, m, w, value::<f64>).unwrap();
@@ -416,7 +419,10 @@ fn a_run_over_ranks_stopped_by_a_failure_on_any_rank_resumes_to_the_same_factors
             // Every rank stopped by the victim's failure (agreed), none by waiting for it.
             let errors: Vec<String> = first
                 .iter()
-                .map(|r| r.as_ref().map_or_else(|e| e.to_string(), |_| "went on".into()))
+                .map(|r| {
+                    r.as_ref()
+                        .map_or_else(|e| e.to_string(), |_| "went on".into())
+                })
                 .collect();
             assert!(
                 errors.iter().all(|e| e.contains("injected")),
