@@ -79,9 +79,11 @@ pub struct OocLuArgs {
     /// With --ranks: one file all ranks share, or a file per rank holding its rows.
     #[arg(long, value_enum, default_value_t = FileMode::Shared)]
     files: FileMode,
-    /// With --ranks: rows are dealt to the ranks in blocks of this many, cyclically.
-    #[arg(long, default_value_t = 64)]
-    row_block: usize,
+    /// With --ranks: rows are dealt to the ranks in blocks of this many, cyclically (by
+    /// default a page's worth, 4096 bytes: in a shared file no two ranks then write the same
+    /// page, and the writes are few; smaller blocks made them several times slower).
+    #[arg(long)]
+    row_block: Option<usize>,
     /// Threads for the kernels (the products and panel factorisations).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -209,6 +211,8 @@ struct Measured {
     w: usize,
     /// The ranks that factored.
     ranks: usize,
+    /// Over ranks, the rows' block (0 for one rank).
+    row_block: usize,
     seconds: f64,
     info: OocLu,
     model: (u64, u64),
@@ -408,6 +412,7 @@ fn factor_in<T: KernelScalar>(
         n,
         w,
         ranks,
+        row_block: 0,
         seconds,
         info,
         model,
@@ -505,6 +510,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
         n,
         w,
         ranks,
+        row_block,
         seconds,
         info,
         model,
@@ -524,7 +530,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
             "{}",
             json!({
                 "n": n, "panel": w, "variant": variant, "type": args.ty.name(),
-                "ranks": ranks, "backend": format!("{:?}", args.backend).to_lowercase(),
+                "ranks": ranks, "row_block": row_block, "backend": format!("{:?}", args.backend).to_lowercase(),
                 "files": format!("{:?}", args.files).to_lowercase(),
                 "time_s": seconds, "gflops": gflops,
                 "io_read_elems": info.io.read_elems, "io_write_elems": info.io.write_elems,
@@ -550,8 +556,7 @@ fn report(args: &OocLuArgs, run: &Measured) {
     );
     if *ranks > 1 {
         println!(
-            "  over {ranks} ranks, rows dealt in blocks of {}, {} files",
-            args.row_block,
+            "  over {ranks} ranks, rows dealt in blocks of {row_block}, {} files",
             format!("{:?}", args.files).to_lowercase()
         );
     }

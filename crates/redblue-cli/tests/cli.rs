@@ -661,6 +661,13 @@ fn ooc_lu_counts_equal_the_model_and_the_solve_checks_for_every_variant() {
             (Some(3), Some(files))
         );
     }
+    // The rows' block by default: a page (4096 bytes) of a column.
+    for (ty, block) in [("f64", 512), ("c64", 256), ("f32", 1024)] {
+        let v = json_line(&redblue(&[
+            "ooc-lu", "--n", "40", "--panel", "8", "--ranks", "2", "--type", ty, "--json",
+        ]));
+        assert_eq!(v["row_block"].as_u64(), Some(block), "{v}");
+    }
     // A memory budget holding the matrix: in core, one panel, each element read and written
     // once; a byte less, three panels.
     let v = json_line(&redblue(&[

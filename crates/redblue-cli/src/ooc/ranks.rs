@@ -7,7 +7,7 @@ use redblue::comm::{run_ranks, Communicator, CommunicatorExt, ReduceOp};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::ooc::fault;
 use redblue::ooc::parallel::{
-    agree, left_pivoted_ranks_with, ranks_run_kind, RankFile, RanksProgress, RowCyclic,
+    agree, left_pivoted_ranks_with, page_block, ranks_run_kind, RankFile, RanksProgress, RowCyclic,
 };
 use redblue::ooc::{left_pivoted_io, npy, DiskMatrix, IoCounts, OocError, OocLu};
 use std::path::Path;
@@ -226,7 +226,7 @@ pub(super) fn on_ranks<T: KernelScalar, C: Communicator>(
     let (n, w) = (shape[0] as usize, shape[1] as usize);
     let lay = RowCyclic {
         m: n,
-        b: args.row_block.max(1),
+        b: args.row_block.unwrap_or_else(page_block::<T>).max(1),
         p: comm.size(),
     };
     let par = match args.threads {
@@ -256,6 +256,7 @@ pub(super) fn on_ranks<T: KernelScalar, C: Communicator>(
             n,
             w,
             ranks: comm.size(),
+            row_block: lay.b,
             seconds,
             info: OocLu {
                 io: IoCounts {
