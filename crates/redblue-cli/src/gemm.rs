@@ -37,7 +37,7 @@ pub struct GemmArgs {
     /// Element type.
     #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
     ty: ScalarType,
-    /// cosma, summa, 2.5d or cannon.
+    /// cosma, summa, 2.5d, cannon or carma.
     #[arg(long, default_value = "cosma")]
     algorithm: Algorithm,
     /// Your own strategy, e.g. pm2,sk2,pn2 (overrides --algorithm's).

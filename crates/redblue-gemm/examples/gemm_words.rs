@@ -1,5 +1,5 @@
 //! Prints (as `series,x,y` lines) the words each rank receives, by the cost model, against the
-//! number of ranks, for COSMA, SUMMA, 2.5D and Cannon on `m = n = k = 16384` with unlimited
+//! number of ranks, for COSMA, SUMMA, 2.5D, Cannon and CARMA on `m = n = k = 16384` with unlimited
 //! memory, and the lower bound. `cargo xtask plot` draws it to `book/src/img/gemm-words.svg`.
 
 use redblue_gemm::{parallel_lower_bound, Algorithm, GemmShape, PlanOptions};
@@ -21,6 +21,7 @@ fn main() {
         Algorithm::Summa,
         Algorithm::TwoAndHalfD,
         Algorithm::Cannon,
+        Algorithm::Carma,
     ] {
         let points = ranks
             .iter()

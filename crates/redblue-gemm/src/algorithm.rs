@@ -1,5 +1,5 @@
-//! [`Algorithm`]: COSMA and the classical schedules it is compared with. COSMA, SUMMA and 2.5D
-//! are strategies the same executor runs and the same cost model prices; Cannon's shifts have
+//! [`Algorithm`]: COSMA and the classical schedules it is compared with. COSMA, SUMMA, 2.5D and
+//! CARMA are strategies the same executor runs and the same cost model prices; Cannon's shifts have
 //! their own executor and model. [`Schedule`] is what runs, [`multiply`] runs it.
 
 use crate::cannon::{
@@ -37,6 +37,12 @@ pub enum Algorithm {
     TwoAndHalfD,
     /// Cannon: the largest `q × q` grid, skewed blocks shifted `q − 1` times.
     Cannon,
+    /// CARMA (Demmel et al., seed 004's baseline): recursive halving — on the largest power of
+    /// two `2^d ≤ p` ranks, `d` parallel steps each splitting in two the dimension whose part
+    /// is then the largest (ties to `m`, then `n`, then `k`), with unlimited memory (its
+    /// breadth-first form). A dimension whose part is down to one is not split; when none can
+    /// be, fewer ranks are used. Ranks beyond the power of two idle, as in CARMA.
+    Carma,
 }
 
 /// Panel width of [`Algorithm::Summa`] (ScaLAPACK's usual block sizes are 64–256).
@@ -44,11 +50,12 @@ pub const SUMMA_PANEL: usize = 256;
 
 impl Algorithm {
     /// Every algorithm, in the order the miniapp lists them.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::Cosma,
         Algorithm::Summa,
         Algorithm::TwoAndHalfD,
         Algorithm::Cannon,
+        Algorithm::Carma,
     ];
 
     /// What this algorithm runs for `shape` on at most `p` ranks. No schedule cuts a dimension
@@ -88,6 +95,7 @@ impl Algorithm {
                 let (q, c, panels) = two_and_half_d_fitted(shape, p);
                 with_panels(shape, [q, q, c], panels)
             }
+            Algorithm::Carma => carma_strategy(shape, p),
         };
         check_strategy(&strategy, shape, p, options)?;
         Ok(Schedule::Strategy(strategy))
@@ -320,6 +328,32 @@ pub fn two_and_half_d_grid(p: usize) -> (usize, usize) {
     best
 }
 
+/// CARMA's halvings for `shape` on at most `p` ranks ([`Algorithm::Carma`]).
+pub fn carma_strategy(shape: GemmShape, p: usize) -> Strategy {
+    let dims = [Dim::M, Dim::N, Dim::K];
+    let size = shape.dims();
+    let mut parts = [1usize; 3];
+    let mut steps = Vec::new();
+    let mut ranks = 1usize;
+    while ranks.saturating_mul(2) <= p {
+        // The dimension whose part `size / parts` is the largest (exactly: cross-multiplied),
+        // among those that still have two or more per part.
+        let mut pick: Option<usize> = None;
+        for d in (0..3).filter(|&d| size[d] >= 2 * parts[d]) {
+            let larger =
+                |e: usize| size[d] as u128 * parts[e] as u128 > size[e] as u128 * parts[d] as u128;
+            if pick.is_none_or(larger) {
+                pick = Some(d);
+            }
+        }
+        let Some(d) = pick else { break };
+        parts[d] *= 2;
+        ranks *= 2;
+        steps.push(Step::parallel(dims[d], 2));
+    }
+    Strategy::new(steps).expect("divisors are 2")
+}
+
 /// The parallel steps of `grid` followed by `panels` sequential parts of `k` (each rank's
 /// `k` range cut into panels done one after the other).
 fn with_panels(shape: GemmShape, grid: [usize; 3], panels: usize) -> Strategy {
@@ -337,6 +371,7 @@ impl fmt::Display for Algorithm {
             Algorithm::Summa => "summa",
             Algorithm::TwoAndHalfD => "2.5d",
             Algorithm::Cannon => "cannon",
+            Algorithm::Carma => "carma",
         })
     }
 }
@@ -349,7 +384,7 @@ impl FromStr for Algorithm {
             .into_iter()
             .find(|a| a.to_string() == s.to_ascii_lowercase())
             .ok_or_else(|| {
-                format!("unknown algorithm `{s}`: expected cosma, summa, 2.5d or cannon")
+                format!("unknown algorithm `{s}`: expected cosma, summa, 2.5d, cannon or carma")
             })
     }
 }
@@ -357,6 +392,7 @@ impl FromStr for Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parallel_lower_bound;
 
     fn strategy(a: Algorithm, shape: GemmShape, p: usize) -> Strategy {
         match a.schedule(shape, p, &PlanOptions::default()).unwrap() {
@@ -429,9 +465,73 @@ mod tests {
             let o = PlanOptions::default();
             let cost = |a: Algorithm| a.schedule(shape, p, &o).unwrap().cost(shape, p);
             let cosma = cost(Algorithm::Cosma).words_received_max;
-            for a in [Algorithm::Summa, Algorithm::TwoAndHalfD, Algorithm::Cannon] {
+            for a in [
+                Algorithm::Summa,
+                Algorithm::TwoAndHalfD,
+                Algorithm::Cannon,
+                Algorithm::Carma,
+            ] {
                 assert!(cosma <= cost(a).words_received_max, "{a} {shape:?} p={p}");
             }
+        }
+    }
+
+    #[test]
+    fn carma_halves_the_largest_dimension() {
+        let s = |m, n, k, p| carma_strategy(GemmShape::new(m, n, k), p).to_string();
+        // A cube: m, n, k in turn (ties to m, then n, then k).
+        assert_eq!(s(64, 64, 64, 8), "pm2,pn2,pk2");
+        assert_eq!(s(64, 64, 64, 16), "pm2,pn2,pk2,pm2");
+        // Tall k: k first until it is no longer the largest.
+        assert_eq!(s(4, 4, 16, 16), "pk2,pk2,pm2,pn2");
+        // Not a power of two: the largest power of two below, the others idle.
+        assert_eq!(carma_strategy(GemmShape::new(64, 64, 64), 12).ranks(), 8);
+        // A dimension of one part is not split; with none left, fewer ranks.
+        assert_eq!(s(1, 1, 3, 8), "pk2");
+        assert_eq!(carma_strategy(GemmShape::new(1, 1, 1), 8).ranks(), 1);
+        // The domain's longest side is at most twice its shortest once it is (a halving of the
+        // longest keeps it so): from the start for these shapes, after three halvings of k
+        // for the tall one.
+        for (m, n, k, from) in [
+            (64, 64, 64, 0),
+            (1000, 1300, 700, 0),
+            (512, 256, 512, 0),
+            (512, 256, 4096, 3),
+        ] {
+            for d in from..=9 {
+                let shape = GemmShape::new(m, n, k);
+                let st = carma_strategy(shape, 1 << d);
+                let side = |i: usize| shape.dims()[i] as f64 / st.grid()[i] as f64;
+                let (lo, hi) = (0..3)
+                    .map(side)
+                    .fold((f64::MAX, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+                assert!(hi <= 2.0 * lo, "{shape:?} 2^{d}: {st}");
+            }
+        }
+    }
+
+    #[test]
+    fn carma_words_equal_the_closed_forms() {
+        // The paper's unlimited-memory form (a cubic domain: m = n = k, p = 8^l): every element
+        // of the domain's faces touched, 3·(mnk/p)^(2/3), of which the rank held its 1/p of
+        // each matrix; then CARMA meets the lower bound.
+        for (n, p) in [(64, 8), (64, 64), (128, 512)] {
+            let shape = GemmShape::new(n, n, n);
+            let o = PlanOptions::default();
+            let c = Algorithm::Carma
+                .schedule(shape, p, &o)
+                .unwrap()
+                .cost(shape, p);
+            let bound = parallel_lower_bound(shape, p, None);
+            assert_eq!(c.words_received_max as f64, bound, "n={n} p={p}");
+        }
+        // Otherwise CARMA moves more than COSMA (seed 004: up to √3 times as much).
+        for (m, n, k, p) in [(64, 32, 256, 16), (48, 96, 24, 32), (4, 4, 16, 16)] {
+            let shape = GemmShape::new(m, n, k);
+            let o = PlanOptions::default();
+            let words = |a: Algorithm| a.schedule(shape, p, &o).unwrap().cost(shape, p);
+            let (carma, cosma) = (words(Algorithm::Carma), words(Algorithm::Cosma));
+            assert!(carma.words_received_max >= cosma.words_received_max);
         }
     }
 }

@@ -28,7 +28,9 @@ mod placed;
 mod plan;
 mod strategy;
 
-pub use algorithm::{multiply, two_and_half_d_grid, Algorithm, Schedule, SUMMA_PANEL};
+pub use algorithm::{
+    carma_strategy, multiply, two_and_half_d_grid, Algorithm, Schedule, SUMMA_PANEL,
+};
 pub use cannon::{cannon, cannon_grid, cannon_layouts, cannon_rank_cost};
 pub use cosma::{cosma, native_layouts};
 pub use error::GemmError;

@@ -239,6 +239,27 @@ fn sixteen_and_twenty_seven_ranks() {
     }
 }
 
+/// CARMA on up to 64 ranks (powers of two, and 12 and 24: the largest power of two below
+/// computes, the others idle): right, and every rank's measured words equal its model.
+#[test]
+fn carma_is_right_and_measures_its_plan_on_up_to_64_ranks() {
+    let options = GemmParams::default().with_algorithm(Algorithm::Carma);
+    for (p, shape, ops) in [
+        (2, GemmShape::new(17, 9, 30), (Op::NoTrans, Op::NoTrans)),
+        (4, GemmShape::new(24, 20, 36), (Op::Trans, Op::NoTrans)),
+        (8, GemmShape::new(24, 20, 36), (Op::NoTrans, Op::Trans)),
+        (12, GemmShape::new(30, 12, 20), (Op::NoTrans, Op::NoTrans)),
+        (16, GemmShape::new(8, 8, 64), (Op::ConjTrans, Op::NoTrans)),
+        (24, GemmShape::new(33, 40, 18), (Op::NoTrans, Op::NoTrans)),
+        (32, GemmShape::new(24, 20, 36), (Op::NoTrans, Op::NoTrans)),
+        (64, GemmShape::new(32, 32, 32), (Op::NoTrans, Op::NoTrans)),
+    ] {
+        let plan = GemmPlan::new(shape, ops, p, &options).unwrap();
+        assert_eq!(plan.ranks(), 1 << p.ilog2(), "{plan}");
+        check_both(&plan);
+    }
+}
+
 #[test]
 fn own_strategies_and_memory_limits_measure_their_plan() {
     let shape = GemmShape::new(24, 20, 36);
