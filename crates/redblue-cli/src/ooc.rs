@@ -199,6 +199,7 @@ fn under_mpi<T: KernelScalar>(args: &OocLuArgs) -> Result<bool, OocError> {
 }
 
 #[cfg(not(feature = "mpi"))]
+#[allow(clippy::extra_unused_type_parameters)] // the signature of the MPI build's
 fn under_mpi<T: KernelScalar>(_: &OocLuArgs) -> Result<bool, OocError> {
     Err(OocError::Invalid(
         "--backend mpi needs a redblue built with `--features mpi`".into(),
