@@ -40,6 +40,10 @@ pub struct GemmArgs {
     /// cosma, summa, 2.5d, cannon or carma.
     #[arg(long, default_value = "cosma")]
     algorithm: Algorithm,
+    /// With `plan gemm`: every algorithm's plan for the same problem side by side (and the
+    /// user's strategy, if one is given), next to the lower bound.
+    #[arg(long)]
+    compare: bool,
     /// Your own strategy, e.g. pm2,sk2,pn2 (overrides --algorithm's).
     #[arg(long)]
     strategy: Option<Strategy>,
@@ -116,6 +120,7 @@ struct Planned {
     plan: GemmPlan,
     model_words: u64,
     model_received_max: u64,
+    messages_max: u64,
     lower_bound_words: f64,
     memory_words_max: u64,
 }
@@ -138,6 +143,7 @@ fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
     Ok(Planned {
         model_words: cost.words_sent_max,
         model_received_max: cost.words_received_max,
+        messages_max: cost.messages_max,
         lower_bound_words,
         memory_words_max: cost.memory_words_max,
         plan,
@@ -403,9 +409,83 @@ impl Job for GemmArgs {
 
 /// `redblue plan gemm`.
 pub fn plan_command(args: &GemmArgs) -> Result<bool, String> {
+    if args.compare {
+        compare_plans(args);
+        return Ok(true);
+    }
     let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
     print_plan(args, args.ranks, &planned);
     Ok(true)
+}
+
+/// `plan gemm --compare`: every algorithm planned for the same problem (the user's strategy
+/// too), one row each, an algorithm that cannot plan it (a memory limit) with its reason.
+fn compare_plans(args: &GemmArgs) {
+    let p = args.ranks;
+    let mut rows: Vec<(String, Result<Planned, GemmError>)> = Algorithm::ALL
+        .into_iter()
+        .map(|a| {
+            let one = GemmArgs {
+                algorithm: a,
+                strategy: None,
+                ..args.clone()
+            };
+            (a.to_string(), plan(&one, p))
+        })
+        .collect();
+    if args.strategy.is_some() {
+        rows.push(("custom".into(), plan(args, p)));
+    }
+    let bound = parallel_lower_bound(args.shape(), p, args.memory.map(|m| m as f64));
+    if args.json {
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|(name, r)| match r {
+                Ok(x) => {
+                    let s = x.plan.schedule();
+                    json!({
+                        "algorithm": name, "strategy": s.to_string(), "grid": s.grid(),
+                        "ranks_used": s.ranks(), "model_words": x.model_words,
+                        "model_received_max": x.model_received_max,
+                        "messages_max": x.messages_max,
+                        "memory_words_max": x.memory_words_max,
+                    })
+                }
+                Err(e) => json!({ "algorithm": name, "error": e.to_string() }),
+            })
+            .collect();
+        let line = json!({
+            "op": "gemm", "m": args.m, "n": args.n, "k": args.k, "ranks": p,
+            "lower_bound_words": bound, "algorithms": rows,
+        });
+        println!("{line}");
+        return;
+    }
+    println!(
+        "plan gemm {}×{}×{} on {p} ranks: every algorithm (words per rank, by the exact model)",
+        args.m, args.n, args.k
+    );
+    println!(
+        "  {:<8} {:>6} {:>14} {:>14} {:>9} {:>14}  strategy",
+        "", "ranks", "sent (max)", "received (max)", "messages", "memory"
+    );
+    for (name, r) in &rows {
+        match r {
+            Ok(x) => {
+                let s = x.plan.schedule();
+                println!(
+                    "  {name:<8} {:>6} {:>14} {:>14} {:>9} {:>14}  {s}",
+                    s.ranks(),
+                    x.model_words,
+                    x.model_received_max,
+                    x.messages_max,
+                    x.memory_words_max
+                );
+            }
+            Err(e) => println!("  {name:<8} cannot: {e}"),
+        }
+    }
+    println!("  lower bound: {bound:.0} words received per rank");
 }
 
 fn gemm_on<C: Communicator>(comm: &C, args: &GemmArgs) -> Result<bool, Error> {

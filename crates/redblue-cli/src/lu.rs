@@ -41,6 +41,10 @@ pub struct LuArgs {
     /// conflux (2.5D, tournament pivoting) or 2d (partial pivoting).
     #[arg(long, default_value = "conflux")]
     algorithm: LuAlgorithm,
+    /// With `plan lu`: every algorithm's plan for the same problem side by side, next to the
+    /// lower bound.
+    #[arg(long)]
+    compare: bool,
     /// Tile width v (default 128).
     #[arg(long)]
     block: Option<usize>,
@@ -430,7 +434,75 @@ impl Job for LuArgs {
 
 /// `redblue plan lu`.
 pub fn plan_command(args: &LuArgs) -> Result<bool, String> {
+    if args.compare {
+        compare_plans(args);
+        return Ok(true);
+    }
     let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
     print_plan(args, args.ranks, &planned);
     Ok(true)
+}
+
+/// `plan lu --compare`: every algorithm planned for the same order and ranks (the same grid,
+/// layers and tile width when given), one row each, an algorithm that cannot plan it with its
+/// reason.
+fn compare_plans(args: &LuArgs) {
+    let p = args.ranks;
+    let rows: Vec<(LuAlgorithm, Result<Planned, Error>)> = LuAlgorithm::ALL
+        .into_iter()
+        .map(|a| {
+            let one = LuArgs {
+                algorithm: a,
+                ..args.clone()
+            };
+            (a, plan(&one, p))
+        })
+        .collect();
+    let how = |x: &Planned| if x.exact { "exact" } else { "average" };
+    if args.json {
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|(a, r)| match r {
+                Ok(x) => json!({
+                    "algorithm": a.to_string(), "grid": x.grid.to_string(), "block": x.block,
+                    "ranks_used": x.grid.ranks(), "model_words": x.model_words,
+                    "model_received_max": x.model_received_max, "model": how(x),
+                    "lower_bound_words": x.lower_bound_words,
+                    "memory_words_max": x.memory_words_max,
+                }),
+                Err(e) => json!({ "algorithm": a.to_string(), "error": e.to_string() }),
+            })
+            .collect();
+        let two_d = two_d_words(args.n as f64, p as f64);
+        let line = json!({
+            "op": "lu", "n": args.n, "ranks": p, "two_d_words": two_d, "algorithms": rows,
+        });
+        println!("{line}");
+        return;
+    }
+    println!(
+        "plan lu {0}×{0} on {p} ranks: every algorithm (words per rank, no interchanges)",
+        args.n
+    );
+    println!(
+        "  {:<8} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14} {:>12}",
+        "", "grid", "tile", "ranks", "sent (max)", "received (max)", "lower bound", "memory"
+    );
+    for (a, r) in &rows {
+        match r {
+            Ok(x) => println!(
+                "  {:<8} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14.0} {:>12}{}",
+                a.to_string(),
+                x.grid.to_string(),
+                x.block,
+                x.grid.ranks(),
+                x.model_words,
+                x.model_received_max,
+                x.lower_bound_words,
+                x.memory_words_max,
+                if x.exact { "" } else { "  (averages)" }
+            ),
+            Err(e) => println!("  {:<8} cannot: {e}", a.to_string()),
+        }
+    }
 }

@@ -283,6 +283,101 @@ fn lu_solve_residual_is_not_vacuous() {
 /// The plan of a large run has exact per-rank counts; a million ranks get the average, and the
 /// JSON says which.
 #[test]
+fn plan_compare_lists_every_algorithm_next_to_the_bound() {
+    let v = json_line(&redblue(&[
+        "plan",
+        "gemm",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--ranks",
+        "64",
+        "--compare",
+        "--strategy",
+        "pm4,pn4,pk4",
+        "--json",
+    ]));
+    let rows = v["algorithms"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["algorithm"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["cosma", "summa", "2.5d", "cannon", "carma", "custom"],
+        "{v}"
+    );
+    let received = |i: usize| rows[i]["model_received_max"].as_f64().unwrap();
+    let bound = v["lower_bound_words"].as_f64().unwrap();
+    // On 64 ranks a cube: COSMA, CARMA and the user's 4 × 4 × 4 meet the bound; the others
+    // receive more.
+    for i in 0..rows.len() {
+        assert!(received(i) >= received(0) && received(0) >= bound, "{v}");
+    }
+    assert_eq!(
+        (received(4), received(5)),
+        (received(0), received(0)),
+        "{v}"
+    );
+    assert!(
+        received(1) > received(0) && received(3) > received(0),
+        "{v}"
+    );
+    // An algorithm that cannot plan the problem says why, in its row.
+    let v = json_line(&redblue(&[
+        "plan",
+        "lu",
+        "--n",
+        "2048",
+        "--ranks",
+        "8",
+        "--layers",
+        "2",
+        "--compare",
+        "--json",
+    ]));
+    let rows = v["algorithms"].as_array().unwrap();
+    assert_eq!(rows[0]["algorithm"], "conflux");
+    assert!(rows[0]["model_words"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        rows[1]["error"].as_str().unwrap().contains("one layer"),
+        "{v}"
+    );
+    let v = json_line(&redblue(&[
+        "plan",
+        "lu",
+        "--n",
+        "2048",
+        "--ranks",
+        "8",
+        "--compare",
+        "--json",
+    ]));
+    let rows = v["algorithms"].as_array().unwrap();
+    let sent = |i: usize| rows[i]["model_words"].as_u64().unwrap();
+    assert!(sent(0) > 0 && sent(1) > 0, "{v}");
+    let out = redblue(&[
+        "plan",
+        "gemm",
+        "--m",
+        "8",
+        "--n",
+        "8",
+        "--k",
+        "8",
+        "--compare",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("carma") && text.contains("lower bound"),
+        "{text}"
+    );
+}
+
+#[test]
 fn plan_lu_at_scale_says_which_model_it_used() {
     let v = json_line(&redblue(&[
         "plan", "lu", "--n", "65536", "--ranks", "4096", "--json",

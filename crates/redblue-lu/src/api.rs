@@ -23,6 +23,11 @@ pub enum LuAlgorithm {
     TwoD,
 }
 
+impl LuAlgorithm {
+    /// Every algorithm, in the order the miniapp lists them.
+    pub const ALL: [LuAlgorithm; 2] = [LuAlgorithm::Conflux, LuAlgorithm::TwoD];
+}
+
 impl fmt::Display for LuAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
