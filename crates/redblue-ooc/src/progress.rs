@@ -295,12 +295,16 @@ impl Progress {
     /// That commit's error.
     pub fn wait(&mut self) -> Result<(), OocError> {
         self.journal_wait()?;
-        if let Some(c) = self.committing.take() {
-            let seconds = c.join().map_err(|_| {
-                OocError::Invalid(format!(
-                    "{}: the commit panicked",
-                    self.record_path.display()
-                ))
+        let commit = self.committing.take();
+        self.join(commit, "the commit")
+    }
+
+    /// Waits for `sync` (a commit or a journal's `fsync` on its own thread), if there is one,
+    /// and counts its seconds.
+    fn join(&mut self, sync: Option<Committing>, what: &str) -> Result<(), OocError> {
+        if let Some(s) = sync {
+            let seconds = s.join().map_err(|_| {
+                OocError::Invalid(format!("{}: {what} panicked", self.record_path.display()))
             })??;
             self.sync_seconds += seconds;
         }
@@ -419,16 +423,8 @@ impl Progress {
     /// # Errors
     /// [`OocError::Io`] naming the journal.
     pub fn journal_wait(&mut self) -> Result<(), OocError> {
-        if let Some(s) = self.journal_syncing.take() {
-            let seconds = s.join().map_err(|_| {
-                OocError::Invalid(format!(
-                    "{}: a journal's fsync panicked",
-                    self.record_path.display()
-                ))
-            })??;
-            self.sync_seconds += seconds;
-        }
-        Ok(())
+        let sync = self.journal_syncing.take();
+        self.join(sync, "a journal's fsync")
     }
 
     /// Brings `factors` to the state the record describes plus the journaled writes of the
