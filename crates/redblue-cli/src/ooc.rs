@@ -424,10 +424,18 @@ fn factor_in<T: KernelScalar>(
         in_core_s,
     };
     report(args, &run);
-    let passed = run
-        .residuals
-        .is_none_or(|(r, s)| r <= THRESHOLD && s <= THRESHOLD);
-    Ok(passed && run.info.first_zero_pivot.is_none())
+    Ok(run.passed())
+}
+
+impl Measured {
+    /// Whether the run passed: no zero pivot, and the residuals (with `--check`) within the
+    /// threshold.
+    fn passed(&self) -> bool {
+        let within = self
+            .residuals
+            .is_none_or(|(r, s)| r <= THRESHOLD && s <= THRESHOLD);
+        within && self.info.first_zero_pivot.is_none()
+    }
 }
 
 /// On a terminal, a line on standard error redrawn after each step: the steps done, the bytes

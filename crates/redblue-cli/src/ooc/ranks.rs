@@ -192,10 +192,7 @@ fn finish<T: KernelScalar>(
     }
     (run.residuals, run.in_core_s) = afterwards(args, &mut a, &mut f, &run.info.ipiv, par)?;
     report(args, &run);
-    let passed = run
-        .residuals
-        .is_none_or(|(r, s)| r <= super::THRESHOLD && s <= super::THRESHOLD);
-    Ok(passed && run.info.first_zero_pivot.is_none())
+    Ok(run.passed())
 }
 
 /// The LU over the ranks of `comm`, every rank calling: rank 0 prepares the files, every rank
