@@ -359,27 +359,11 @@ impl Progress {
         Ok(())
     }
 
-    /// Appends (and syncs) to step `step`'s journal the entry "step `step` sets rows `rows`
-    /// of columns `cols` to `values` (column by column, in `rows`' order), each taken from row
-    /// `sources[r]`" — the sources undo it.
-    ///
-    /// # Errors
-    /// [`OocError::Io`] naming the journal.
-    pub fn journal<T: Scalar>(
-        &mut self,
-        step: usize,
-        cols: Range<usize>,
-        rows: &[usize],
-        sources: &[usize],
-        values: &[T],
-    ) -> Result<(), OocError> {
-        self.journal_begin(step, cols, rows, sources, values)?;
-        self.journal_wait()
-    }
-
-    /// [`Progress::journal`] with the entry's `fsync` on a thread of its own: the caller
-    /// computes meanwhile and calls [`Progress::journal_wait`] before it makes the write the
-    /// entry undoes. The previous entry's `fsync` is waited for first.
+    /// Appends to step `step`'s journal the entry "step `step` sets rows `rows` of columns
+    /// `cols` to `values` (column by column, in `rows`' order), each taken from row
+    /// `sources[r]`" — the sources undo it — and starts its `fsync` on a thread of its own: the
+    /// caller computes meanwhile and calls [`Progress::journal_wait`] before it makes the write
+    /// the entry undoes. The previous entry's `fsync` is waited for first.
     ///
     /// # Errors
     /// [`OocError::Io`] naming the journal: the append, or the previous entry's `fsync`.
