@@ -327,18 +327,20 @@ fn plan_compare_lists_every_algorithm_next_to_the_bound() {
         "{v}"
     );
     // An algorithm that cannot plan the problem says why, in its row.
-    let v = json_line(&redblue(&[
-        "plan",
-        "lu",
-        "--n",
-        "2048",
-        "--ranks",
-        "8",
-        "--layers",
-        "2",
-        "--compare",
-        "--json",
-    ]));
+    let plan_lu = |extra: &[&str]| {
+        let common = [
+            "plan",
+            "lu",
+            "--n",
+            "2048",
+            "--ranks",
+            "8",
+            "--compare",
+            "--json",
+        ];
+        json_line(&redblue(&[&common[..], extra].concat()))
+    };
+    let v = plan_lu(&["--layers", "2"]);
     let rows = v["algorithms"].as_array().unwrap();
     assert_eq!(rows[0]["algorithm"], "conflux");
     assert!(rows[0]["model_words"].as_u64().unwrap() > 0, "{v}");
@@ -346,16 +348,7 @@ fn plan_compare_lists_every_algorithm_next_to_the_bound() {
         rows[1]["error"].as_str().unwrap().contains("one layer"),
         "{v}"
     );
-    let v = json_line(&redblue(&[
-        "plan",
-        "lu",
-        "--n",
-        "2048",
-        "--ranks",
-        "8",
-        "--compare",
-        "--json",
-    ]));
+    let v = plan_lu(&[]);
     let rows = v["algorithms"].as_array().unwrap();
     let sent = |i: usize| rows[i]["model_words"].as_u64().unwrap();
     assert!(sent(0) > 0 && sent(1) > 0, "{v}");
