@@ -237,8 +237,8 @@ impl CholeskyPlan {
     /// shares, the transposed rows: about three panels of its rows and columns).
     pub fn memory_bytes(&self, bytes: usize) -> u64 {
         let g = self.geometry();
-        let rows = g.owned(0, g.px).len() as u64;
-        let cols = g.owned(0, g.py).len() as u64;
+        let rows = g.owned_rows(0).len() as u64;
+        let cols = g.owned_cols(0).len() as u64;
         rows * cols * bytes as u64 + self.working_bytes(bytes)
     }
 
@@ -247,8 +247,8 @@ impl CholeskyPlan {
     /// bytes.
     pub fn working_bytes(&self, bytes: usize) -> u64 {
         let g = self.geometry();
-        let rows = g.owned(0, g.px).len() as u64;
-        let cols = g.owned(0, g.py).len() as u64;
+        let rows = g.owned_rows(0).len() as u64;
+        let cols = g.owned_cols(0).len() as u64;
         3 * self.block as u64 * (rows + cols) * bytes as u64
     }
 
@@ -358,7 +358,7 @@ pub fn cholesky_plan(
         None => {
             let memory = params.memory_words.map(|m| m as f64);
             let idle = params.max_idle_fraction;
-            let (grid, v) = plan_grid(n, p, memory, idle, layers, params.block, cost)?;
+            let (grid, v) = plan_grid((n, n), p, memory, idle, layers, params.block, cost)?;
             match params.algorithm {
                 CholeskyAlgorithm::Confchox if grid.c > 1 && params.block.is_none() && exact => {
                     no_more_than_2d(n, p, params, (grid, v), cost)?

@@ -147,12 +147,14 @@ impl LuParams {
     }
 }
 
-/// `A = P·L·U` of a square matrix in any layout, on every rank of `comm`: [`LuPlan::new`] for
-/// this communicator, then [`lu_with`] on one thread per rank.
+/// `A = P·L·U` of a matrix in any layout, on every rank of `comm`: [`LuPlan::new`] (or
+/// [`LuPlan::rect`], for an `M × N` matrix: `L` is `M × min(M, N)`, `U` is `min(M, N) × N`, as
+/// ScaLAPACK's `pdgetrf` of a rectangular matrix) for this communicator, then [`lu_with`] on
+/// one thread per rank.
 ///
 /// # Collective
 /// # Errors
-/// The same on every rank: [`LuError::NotSquare`], [`LuError::NotFinite`],
+/// The same on every rank: [`LuError::NotFinite`],
 /// [`LuError::Singular`] naming the column, bad parameters (see [`lu_plan`](crate::lu_plan)); communication
 /// failures.
 ///
@@ -180,12 +182,12 @@ where
     lu_with(comm, &plan, a, Par::Seq)
 }
 
-/// `A = P·L·U` of a square matrix in any layout with a plan made before ([`LuPlan::new`], for
+/// `A = P·L·U` of a matrix in any layout with a plan made before ([`LuPlan::new`], for
 /// `comm`'s size or fewer ranks), the local products on `par` threads per rank.
 ///
 /// # Collective
 /// # Errors
-/// As [`lu`], and [`LuError::InvalidParams`] (on every rank) for a plan of another order or
+/// As [`lu`], and [`LuError::InvalidParams`] (on every rank) for a plan of another shape or
 /// of more ranks than `comm` has.
 ///
 /// # Examples
@@ -318,10 +320,7 @@ fn plan_for<C: Communicator>(
     (m, n): (usize, usize),
     params: &LuParams,
 ) -> Result<LuPlan, LuError> {
-    if m != n {
-        return Err(LuError::NotSquare { shape: (m, n) });
-    }
-    LuPlan::new(n, comm.size(), params)
+    LuPlan::rect(m, n, comm.size(), params)
 }
 
 /// A plan fits the matrix (of `shape`, spread over `layout_ranks` ranks) and the communicator.
@@ -331,13 +330,10 @@ fn check_plan<C: Communicator>(
     (m, n): (usize, usize),
     layout_ranks: usize,
 ) -> Result<(), LuError> {
-    if m != n {
-        return Err(LuError::NotSquare { shape: (m, n) });
-    }
-    if plan.n != n {
+    if (plan.m, plan.n) != (m, n) {
         return Err(LuError::InvalidParams(format!(
-            "a plan for order {} cannot factor a matrix of order {n}",
-            plan.n
+            "a plan for a {}x{} matrix cannot factor a {m}x{n} one",
+            plan.m, plan.n
         )));
     }
     let need = plan.ranks().max(layout_ranks);
@@ -365,7 +361,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
         look_ahead: plan.look_ahead,
     };
     let run = factor(comm, &geom, pivoting_of(plan.algorithm), local, options)?;
-    let perm: Vec<usize> = run.pivots.iter().flatten().copied().collect();
+    let perm = interchanged(geom.m, run.pivots.iter().flatten().copied()).0;
     let growth = if run.max_input == 0.0 {
         0.0
     } else {
@@ -441,6 +437,11 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         A: DistMatrix<T, Layout = L> + ?Sized,
     {
         check_plan(comm, plan, packed.shape(), packed.layout().nranks())?;
+        if plan.m != plan.n {
+            return Err(LuError::NotSquare {
+                shape: (plan.m, plan.n),
+            });
+        }
         let mut seen = vec![false; plan.n];
         if perm.len() != plan.n
             || !perm
@@ -541,10 +542,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         C: Communicator,
         B: DistMatrixMut<T> + ?Sized,
     {
-        let n = self.order();
-        if dst.shape() != (n, n) {
+        let (m, n) = self.shape();
+        if dst.shape() != (m, n) {
             return Err(LuError::InvalidParams(format!(
-                "factors of order {n} written into a {}x{} matrix",
+                "factors of a {m}x{n} matrix written into a {}x{} one",
                 dst.shape().0,
                 dst.shape().1
             )));
@@ -570,20 +571,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
 
     /// The permutation as LAPACK's (0-based) `ipiv`: for `i = 0, 1, ...` in order, row `i` was
     /// interchanged with row `ipiv[i] ≥ i`.
+    /// `min(M, N)` entries, as LAPACK's.
     pub fn ipiv(&self) -> Vec<usize> {
-        let n = self.perm.len();
-        let mut at: Vec<usize> = (0..n).collect(); // row now at each position
-        let mut where_is: Vec<usize> = (0..n).collect(); // position of each row
-        let mut ipiv = Vec::with_capacity(n);
-        for (i, &row) in self.perm.iter().enumerate() {
-            let j = where_is[row];
-            ipiv.push(j);
-            let other = at[i];
-            at.swap(i, j);
-            where_is[row] = i;
-            where_is[other] = j;
-        }
-        ipiv
+        let (m, n) = self.shape();
+        interchanged(m, self.perm[..m.min(n)].iter().copied()).1
     }
 
     /// The growth factor `max |U| / max |A|`.
@@ -606,9 +597,23 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         self.factors.geometry().v
     }
 
-    /// The order `N`.
+    /// The columns `N`: the order of a square matrix.
     pub fn order(&self) -> usize {
         self.factors.geometry().n
+    }
+
+    /// The shape `M × N` of the factored matrix.
+    pub fn shape(&self) -> (usize, usize) {
+        let g = self.factors.geometry();
+        (g.m, g.n)
+    }
+
+    /// A rectangular matrix's factors cannot solve.
+    fn square(&self) -> Result<(), LuError> {
+        match self.shape() {
+            (m, n) if m != n => Err(LuError::NotSquare { shape: (m, n) }),
+            _ => Ok(()),
+        }
     }
 
     /// The layout in which [`LuFactors::solve`] takes and returns `nrhs` right-hand sides
@@ -618,6 +623,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     /// # Errors
     /// None for a factorisation that succeeded (the layout is valid for any `nrhs`).
     pub fn rhs_layout(&self, nrhs: usize) -> Result<BlockCyclic, LuError> {
+        self.square()?;
         Ok(self.factors.rhs_layout(nrhs)?)
     }
 
@@ -657,6 +663,7 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
+        self.square()?;
         let rows = b.shape().0;
         if rows != self.order() {
             return Err(LuError::RhsHeight {
@@ -676,7 +683,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         self.factors.solve_costs(p, nrhs, bytes)
     }
 
-    /// The unit lower triangular `L` of `P·A = L·U`, in the input's layout.
+    /// The unit lower triangular `L` of `P·A = L·U`, in the input's layout. Of an `M × N`
+    /// matrix with `M < N`, `L` is its first `M` columns (the others zero); with `M > N`, all
+    /// `N` columns, trapezoidal.
     ///
     /// # Collective
     /// # Errors
@@ -710,7 +719,9 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         })
     }
 
-    /// The upper triangular `U` of `P·A = L·U`, in the input's layout.
+    /// The upper triangular `U` of `P·A = L·U`, in the input's layout. Of an `M × N` matrix
+    /// with `M > N`, `U` is its first `N` rows (the others zero); with `M < N`, all `M` rows,
+    /// trapezoidal.
     ///
     /// # Collective
     /// # Errors
@@ -753,4 +764,23 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     pub fn step_pivots(&self) -> &[Vec<usize>] {
         self.factors.pivots()
     }
+}
+
+/// The row order after LAPACK's interchanges that bring `pivots` (rows of an `m`-row matrix,
+/// each once) to the top in turn — row `i` with the row then at `ipiv[i] ≥ i` — and those
+/// `ipiv`. The first entries of the order are the pivots; the rows below follow the
+/// interchanges, as LAPACK's `getrf` leaves them.
+fn interchanged(m: usize, pivots: impl Iterator<Item = usize>) -> (Vec<usize>, Vec<usize>) {
+    let mut at: Vec<usize> = (0..m).collect(); // row now at each position
+    let mut where_is: Vec<usize> = (0..m).collect(); // position of each row
+    let mut ipiv = Vec::new();
+    for (i, row) in pivots.enumerate() {
+        let j = where_is[row];
+        ipiv.push(j);
+        let other = at[i];
+        at.swap(i, j);
+        where_is[row] = i;
+        where_is[other] = j;
+    }
+    (at, ipiv)
 }

@@ -12,7 +12,8 @@ use std::fmt;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum LuError {
-    /// `A` is not square.
+    /// `A` is not square where it must be (the solves, factors given by the caller; a
+    /// rectangular `A` factors).
     NotSquare {
         /// Its shape.
         shape: (usize, usize),
@@ -47,7 +48,11 @@ impl fmt::Display for LuError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LuError::NotSquare { shape } => {
-                write!(f, "LU needs a square matrix, not {} × {}", shape.0, shape.1)
+                write!(
+                    f,
+                    "this needs the factors of a square matrix, not of a {} × {} one",
+                    shape.0, shape.1
+                )
             }
             LuError::NotFinite => write!(f, "the matrix holds a NaN or an infinity"),
             LuError::Singular { column } => {

@@ -44,7 +44,9 @@ use redblue_pipeline::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct LuPlan {
-    /// The order `N`.
+    /// The rows `M` (`N` for a square matrix).
+    pub m: usize,
+    /// The columns `N`: the order of a square matrix.
     pub n: usize,
     /// COnfLUX or 2D.
     pub algorithm: LuAlgorithm,
@@ -63,8 +65,30 @@ impl LuPlan {
     /// # Errors
     /// As [`lu_plan`].
     pub fn new(n: usize, p: usize, params: &LuParams) -> Result<Self, LuError> {
-        let (grid, block) = lu_plan(n, p, params)?;
+        Self::rect(n, n, p, params)
+    }
+
+    /// The plan of an `m × n` factorisation on `p` ranks with `params`: `P·A = L·U` with `L`
+    /// unit lower trapezoidal `m × min(m, n)` and `U` upper trapezoidal `min(m, n) × n`
+    /// (ScaLAPACK's `pdgetrf` of a rectangular matrix). The grid and width are chosen as
+    /// [`lu_plan`] chooses them, by this shape's exact volume.
+    ///
+    /// # Errors
+    /// As [`lu_plan`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_lu::{LuParams, LuPlan};
+    ///
+    /// // A tall panel: its rows spread over the grid rows, so every rank solves rows of it.
+    /// let plan = LuPlan::rect(4096, 256, 4, &LuParams::default()).unwrap();
+    /// assert!(plan.grid.px >= plan.grid.py);
+    /// assert_eq!(plan.native_layout().unwrap().shape(), (4096, 256));
+    /// ```
+    pub fn rect(m: usize, n: usize, p: usize, params: &LuParams) -> Result<Self, LuError> {
+        let (grid, block) = plan_shape((m, n), p, params)?;
         Ok(LuPlan {
+            m,
             n,
             algorithm: params.algorithm,
             grid,
@@ -90,7 +114,7 @@ impl LuPlan {
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for a matrix in the native
     /// layout that needs no row interchanges ([`diagonal_pivots`]).
     pub fn rank_costs(&self, p: usize, bytes: usize) -> Vec<CommStats> {
-        self.rank_costs_with(p, &diagonal_pivots(self.n, self.block), bytes)
+        self.rank_costs_with(p, &diagonal_pivots(self.m.min(self.n), self.block), bytes)
     }
 
     /// Every rank's counters when the steps pivot on `pivots` (one list per step, as
@@ -116,8 +140,8 @@ impl LuPlan {
     /// ([`LuPlan::working_bytes`]).
     pub fn memory_bytes(&self, bytes: usize) -> u64 {
         let g = self.geometry();
-        let rows = g.owned(0, g.px).len() as u64;
-        let cols = g.owned(0, g.py).len() as u64;
+        let rows = g.owned_rows(0).len() as u64;
+        let cols = g.owned_cols(0).len() as u64;
         rows * cols * bytes as u64 + self.working_bytes(bytes)
     }
 
@@ -126,18 +150,18 @@ impl LuPlan {
     /// bytes.
     pub fn working_bytes(&self, bytes: usize) -> u64 {
         let g = self.geometry();
-        let rows = g.owned(0, g.px).len() as u64;
-        let cols = g.owned(0, g.py).len() as u64;
+        let rows = g.owned_rows(0).len() as u64;
+        let cols = g.owned_cols(0).len() as u64;
         4 * self.block as u64 * (rows + cols) * bytes as u64
     }
 
     /// Whether [`LuPlan::rank_costs`] stays cheap ([`replay_is_cheap`]).
     pub fn replay_is_cheap(&self, p: usize) -> bool {
-        replay_is_cheap(self.n, p, self.block)
+        replay_is_cheap(self.m.max(self.n), p, self.block)
     }
 
     pub(crate) fn geometry(&self) -> Geometry {
-        Geometry::new(self.n, self.block, self.grid)
+        Geometry::rect(self.m, self.n, self.block, self.grid)
     }
 }
 
@@ -166,6 +190,15 @@ impl LuPlan {
 /// assert_eq!(grid.c, 1);
 /// ```
 pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize), LuError> {
+    plan_shape((n, n), p, params)
+}
+
+/// [`lu_plan`] for an `m × n` matrix.
+fn plan_shape(
+    (m, n): (usize, usize),
+    p: usize,
+    params: &LuParams,
+) -> Result<(TileGrid, usize), LuError> {
     if params.block == Some(0) {
         return Err(LuError::InvalidParams(
             "the tile width must be positive".into(),
@@ -183,12 +216,13 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
     let pivoting = pivoting_of(params.algorithm);
     // The exact volume costs `O(N/v·(Px + Py + c))` a grid; past a budget (orders of 10⁸ and
     // more) the leading order with the broadcast stands in.
-    let exact = exact_volume_is_cheap(n, p);
+    // (A rectangular matrix: the leading order of a square one of as many elements.)
+    let exact = exact_volume_is_cheap(m.min(n), p);
     let cost = |grid: TileGrid, v: usize| {
         if exact {
-            planned_words(&Geometry::new(n, v, grid), &pivoting) / grid.ranks() as f64
+            planned_words(&Geometry::rect(m, n, v, grid), &pivoting) / grid.ranks() as f64
         } else {
-            estimated_words(n as f64, grid, v as f64)
+            estimated_words((m as f64 * n as f64).sqrt(), grid, v as f64)
         }
     };
     let layers = match params.algorithm {
@@ -215,7 +249,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
         None => {
             let memory = params.memory_words.map(|m| m as f64);
             let (grid, v) = plan_grid(
-                n,
+                (m, n),
                 p,
                 memory,
                 params.max_idle_fraction,
@@ -225,7 +259,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
             )?;
             match params.algorithm {
                 LuAlgorithm::Conflux if params.block.is_none() && exact => {
-                    (grid, narrow_to_2d(n, p, params, grid, v, cost)?)
+                    (grid, narrow_to_2d((m, n), p, params, grid, v, cost)?)
                 }
                 _ => (grid, v),
             }
@@ -254,7 +288,7 @@ pub fn lu_plan(n: usize, p: usize, params: &LuParams) -> Result<(TileGrid, usize
 /// of `v²` per step where partial pivoting moves about one, so on grids with few layers a wide
 /// tile can cost a little more than 2D. `v` if no narrower width does better.
 fn narrow_to_2d(
-    n: usize,
+    (m, n): (usize, usize),
     p: usize,
     params: &LuParams,
     grid: TileGrid,
@@ -267,14 +301,15 @@ fn narrow_to_2d(
         layers: None,
         ..params.clone()
     };
-    let (g2, v2) = lu_plan(n, p, &two_d)?;
-    let baseline = planned_words(&Geometry::new(n, v2, g2), &Pivoting::Partial) / g2.ranks() as f64;
+    let (g2, v2) = plan_shape((m, n), p, &two_d)?;
+    let baseline =
+        planned_words(&Geometry::rect(m, n, v2, g2), &Pivoting::Partial) / g2.ranks() as f64;
     // Far below the baseline on average: far below it at the busiest rank too (the exact
     // replay is not needed).
     if cost(grid, v) <= 0.9 * baseline {
         return Ok(v);
     }
-    if !replay_is_cheap(n, p, v) {
+    if !replay_is_cheap(m.max(n), p, v) {
         // Too large to replay rank by rank: by the averages.
         return Ok(widths(grid.c, None)
             .into_iter()
@@ -285,10 +320,10 @@ fn narrow_to_2d(
     }
     let maxima = |g: TileGrid, v: usize, pivoting| {
         let stats = factor_costs(
-            &Geometry::new(n, v, g),
+            &Geometry::rect(m, n, v, g),
             p,
             &pivoting,
-            &diagonal_pivots(n, v),
+            &diagonal_pivots(m.min(n), v),
             8,
         );
         let sent = stats.iter().map(|s| s.words_sent).max().unwrap_or(0);

@@ -220,7 +220,7 @@ mod tests {
             add(r, &volume::all_reduce(r, p, 1), 8);
             add(r, &volume::all_reduce(r, p, 3), 8);
         }
-        let mut active: Vec<usize> = (0..g.n).collect();
+        let mut active: Vec<usize> = (0..g.m).collect();
         for (t, piv) in pivots.iter().enumerate() {
             let w = g.panel(t).len();
             let (y0, z0) = g.panel_owner(t);
@@ -280,7 +280,7 @@ mod tests {
         if p > g.ranks() {
             let members: Vec<usize> = std::iter::once(0).chain(g.ranks()..p).collect();
             for r in 0..p {
-                for tr in tree_transfers(r, &members, g.n) {
+                for tr in tree_transfers(r, &members, g.factored()) {
                     add(r, &tr, 8);
                 }
             }
@@ -288,12 +288,14 @@ mod tests {
         stats
     }
 
-    /// Pivots that wander over the grid rows: step `t` takes every `k`-th active row.
-    fn scattered_pivots(n: usize, v: usize, k: usize) -> Vec<Vec<usize>> {
-        let mut active: Vec<usize> = (0..n).collect();
+    /// Pivots that wander over the grid rows of an `m × n` matrix: step `t` takes every
+    /// `k`-th active row.
+    fn scattered_pivots(m: usize, n: usize, v: usize, k: usize) -> Vec<Vec<usize>> {
+        let mut active: Vec<usize> = (0..m).collect();
         let mut out = Vec::new();
-        for t in 0..n.div_ceil(v) {
-            let w = v.min(n - t * v);
+        let factored = m.min(n);
+        for t in 0..factored.div_ceil(v) {
+            let w = v.min(factored - t * v);
             let picked: Vec<usize> = (0..w).map(|i| active[(i * k) % active.len()]).collect();
             let mut seen = std::collections::HashSet::new();
             let mut piv: Vec<usize> = picked.into_iter().filter(|r| seen.insert(*r)).collect();
@@ -331,19 +333,24 @@ mod tests {
 
     #[test]
     fn the_replay_from_sizes_equals_the_replay_of_the_move_lists() {
-        for (n, v, (px, py, c), p) in [
-            (23, 4, (2, 3, 2), 12),
-            (31, 5, (3, 2, 2), 14),
-            (40, 6, (2, 2, 3), 12),
-            (17, 3, (1, 1, 1), 1),
-            (29, 4, (4, 1, 1), 5),
-            (33, 4, (1, 4, 2), 8),
-            (50, 8, (3, 3, 2), 20),
-            (9, 4, (2, 2, 2), 9),
+        for ((m, n), v, (px, py, c), p) in [
+            ((23, 23), 4, (2, 3, 2), 12),
+            ((31, 31), 5, (3, 2, 2), 14),
+            ((40, 40), 6, (2, 2, 3), 12),
+            ((17, 17), 3, (1, 1, 1), 1),
+            ((29, 29), 4, (4, 1, 1), 5),
+            ((33, 33), 4, (1, 4, 2), 8),
+            ((50, 50), 8, (3, 3, 2), 20),
+            ((9, 9), 4, (2, 2, 2), 9),
+            // Tall and wide.
+            ((45, 13), 4, (3, 2, 2), 12),
+            ((61, 9), 4, (4, 1, 1), 5),
+            ((14, 37), 4, (2, 3, 2), 13),
+            ((10, 41), 3, (1, 4, 2), 8),
         ] {
-            let g = Geometry::new(n, v, TileGrid { px, py, c });
+            let g = Geometry::rect(m, n, v, TileGrid { px, py, c });
             for k in [1, 3, 7] {
-                let pivots = scattered_pivots(n, v, k);
+                let pivots = scattered_pivots(m, n, v, k);
                 for pivoting in [Pivoting::Tournament, Pivoting::Partial] {
                     if pivoting == Pivoting::Partial && c > 1 {
                         continue;
@@ -352,7 +359,7 @@ mod tests {
                     let sizes = factor_costs(&g, p, &pivoting, &pivots, 8);
                     assert_eq!(
                         sizes, lists,
-                        "n={n} v={v} grid {px}x{py}x{c} p={p} k={k} {pivoting:?}"
+                        "{m}x{n} v={v} grid {px}x{py}x{c} p={p} k={k} {pivoting:?}"
                     );
                 }
                 let lists: Vec<CommStats> =
@@ -364,7 +371,7 @@ mod tests {
                 assert_eq!(
                     gather_costs(&g, p, &pivots, Shares::LowerAndUpper, 16),
                     lists,
-                    "gather n={n} {px}x{py}x{c}"
+                    "gather {m}x{n} {px}x{py}x{c}"
                 );
             }
         }

@@ -138,7 +138,7 @@ impl<T: KernelScalar> TileFactors<T> {
         } else {
             (cols, rows)
         };
-        if geom.c != 1 || shape != (n, n) || perm.len() != n {
+        if geom.c != 1 || !geom.is_square() || shape != (n, n) || perm.len() != n {
             return Err(FactorsError::Dist(DistError::InvalidLayout(format!(
                 "factors of order {n} on one layer: got {}x{} on {} layers, {} permuted rows",
                 shape.0,
@@ -339,11 +339,11 @@ impl<T: KernelScalar> TileFactors<T> {
     ) -> Result<OwnedDistMatrix<T, L>, FactorsError> {
         let g = &self.geom;
         let mut m = self.with_layer_0(comm, |tiles| match perm {
-            Some(perm) => permute_rows(comm, g, perm, |y| g.owned(y, g.py), tiles, (g.n, g.n)),
+            Some(perm) => permute_rows(comm, g, perm, |y| g.owned_cols(y), tiles, (g.m, g.n)),
             None => Ok(Tiles::from_parts(
                 tiles.rows.clone(),
                 tiles.cols.clone(),
-                (g.n, g.n),
+                (g.m, g.n),
                 tiles.data.clone(),
             )),
         })?;
@@ -392,7 +392,7 @@ fn diagonal_blocks<T: Scalar, C: Communicator>(
             }
         }
     }
-    let mut position = vec![0; geom.n]; // of each row in its step's pivots
+    let mut position = vec![0; geom.m]; // of each row in its step's pivots
     for piv in pivots {
         for (k, &r) in piv.iter().enumerate() {
             position[r] = k;
@@ -451,7 +451,7 @@ impl<T: Scalar> Drop for TileFactors<T> {
 /// This rank's tiles of `nrhs` right-hand sides in [`rhs_layout`].
 fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -> Tiles<T> {
     let (rows, cols) = match g.coords(rank) {
-        Some((x, y, 0)) => (g.owned(x, g.px), rhs_cols(g, nrhs, y)),
+        Some((x, y, 0)) => (g.owned_rows(x), rhs_cols(g, nrhs, y)),
         _ => (Vec::new(), Vec::new()),
     };
     Tiles::from_parts(rows, cols, (g.n, nrhs), local)

@@ -26,8 +26,8 @@ pub fn gather_moves(g: &Geometry, pivots: &[Vec<usize>], shares: Shares) -> Vec<
     if g.c == 1 {
         return out;
     }
-    let mut pivoted = vec![false; g.n];
-    let mut rest: Vec<usize> = (0..g.n).collect();
+    let mut pivoted = vec![false; g.m];
+    let mut rest: Vec<usize> = (0..g.m).collect();
     for (t, piv) in pivots.iter().enumerate() {
         for &r in piv {
             pivoted[r] = true;
@@ -85,7 +85,7 @@ pub fn gather_costs(
         return tally.stats;
     }
     let mut words = vec![0usize; g.ranks()];
-    let mut active: Vec<usize> = (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect();
+    let mut active: Vec<usize> = (0..g.px).map(|x| owned_in(0, g.m, g.v, g.px, x)).collect();
     let mut share_rows = vec![0usize; g.px * g.c];
     for (t, piv) in pivots.iter().enumerate() {
         let panel = g.panel(t);

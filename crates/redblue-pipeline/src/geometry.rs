@@ -1,15 +1,21 @@
 //! Where everything lives in the factorisation: the `[Px, Py, c]` grid of ranks, the `v × v`
 //! tiles of each layer (2D block-cyclic, the same on every layer), the 1D pieces of the panels,
-//! and one layer's tiles as a local array ([`Tiles`]). Pure functions of `N`, `v` and the grid.
+//! and one layer's tiles as a local array ([`Tiles`]). Pure functions of the shape `M × N`, `v`
+//! and the grid.
 
 use crate::TileGrid;
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use std::ops::Range;
 
-/// The grid, the tile width and the matrix order: every placement decision of the algorithm.
+/// The grid, the tile width and the matrix's shape: every placement decision of the
+/// algorithm. A factorisation of an `M × N` matrix factors its first `min(M, N)` columns
+/// ([`Geometry::factored`]), in steps of `v`; the rows below them (`M > N`) are only updated
+/// and solved, the columns right of them (`M < N`) only updated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
-    /// The matrix order `N`.
+    /// The rows `M` (`N` for a square matrix).
+    pub m: usize,
+    /// The columns `N`; the order of a square matrix.
     pub n: usize,
     /// The tile width `v`.
     pub v: usize,
@@ -24,7 +30,13 @@ pub struct Geometry {
 impl Geometry {
     /// The geometry of an `n × n` factorisation in `v × v` tiles on `grid`.
     pub fn new(n: usize, v: usize, grid: TileGrid) -> Self {
+        Self::rect(n, n, v, grid)
+    }
+
+    /// The geometry of an `m × n` factorisation in `v × v` tiles on `grid`.
+    pub fn rect(m: usize, n: usize, v: usize, grid: TileGrid) -> Self {
         Geometry {
+            m,
             n,
             v,
             px: grid.px,
@@ -65,14 +77,24 @@ impl Geometry {
         (g / self.v) % self.py
     }
 
-    /// Number of steps, `⌈N / v⌉`.
-    pub fn steps(&self) -> usize {
-        self.n.div_ceil(self.v)
+    /// Whether the matrix is square.
+    pub fn is_square(&self) -> bool {
+        self.m == self.n
     }
 
-    /// The columns step `t` factors: `t·v .. min(N, (t + 1)·v)`.
+    /// The columns the steps factor, `min(M, N)`: as many as there are pivots.
+    pub fn factored(&self) -> usize {
+        self.m.min(self.n)
+    }
+
+    /// Number of steps, `⌈min(M, N) / v⌉`.
+    pub fn steps(&self) -> usize {
+        self.factored().div_ceil(self.v)
+    }
+
+    /// The columns step `t` factors: `t·v .. min(min(M, N), (t + 1)·v)`.
     pub fn panel(&self, t: usize) -> Range<usize> {
-        t * self.v..((t + 1) * self.v).min(self.n)
+        t * self.v..((t + 1) * self.v).min(self.factored())
     }
 
     /// The grid column and layer that hold step `t`'s panel after its reduction: the panel's
@@ -106,16 +128,25 @@ impl Geometry {
         counts
     }
 
-    /// Global indices (ascending) of the tiles' rows or columns at grid coordinate `x` of `p`.
-    pub fn owned(&self, x: usize, p: usize) -> Vec<usize> {
-        (0..self.n).filter(|g| (g / self.v) % p == x).collect()
+    /// Global indices (ascending) of the rows grid row `x` holds.
+    pub fn owned_rows(&self, x: usize) -> Vec<usize> {
+        (0..self.m)
+            .filter(|g| (g / self.v) % self.px == x)
+            .collect()
     }
 
-    /// The layout of one layer: `N × N` in `v × v` tiles over the `Px × Py` grid of ranks
+    /// Global indices (ascending) of the columns grid column `y` holds.
+    pub fn owned_cols(&self, y: usize) -> Vec<usize> {
+        (0..self.n)
+            .filter(|g| (g / self.v) % self.py == y)
+            .collect()
+    }
+
+    /// The layout of one layer: `M × N` in `v × v` tiles over the `Px × Py` grid of ranks
     /// `0..Px·Py` (column-major), on a communicator of `nranks` ranks.
     pub fn layer_layout(&self) -> Result<BlockCyclic, DistError> {
         Ok(
-            BlockCyclic::new(self.n, self.n, self.v, self.v, self.px, self.py)?
+            BlockCyclic::new(self.m, self.n, self.v, self.v, self.px, self.py)?
                 .with_order(GridOrder::ColMajor),
         )
     }
@@ -209,9 +240,9 @@ impl<T: Copy> Tiles<T> {
     /// The tiles of grid position `(x, y)` holding `data` (its local array).
     pub fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
         Self::from_parts(
-            geom.owned(x, geom.px),
-            geom.owned(y, geom.py),
-            (geom.n, geom.n),
+            geom.owned_rows(x),
+            geom.owned_cols(y),
+            (geom.m, geom.n),
             data,
         )
     }
@@ -241,7 +272,7 @@ impl<T: Copy> Tiles<T> {
 
     /// No tiles (a rank outside the grid).
     pub fn empty(geom: &Geometry) -> Self {
-        Self::from_parts(Vec::new(), Vec::new(), (geom.n, geom.n), Vec::new())
+        Self::from_parts(Vec::new(), Vec::new(), (geom.m, geom.n), Vec::new())
     }
 
     /// Leading dimension of the local array.
@@ -399,7 +430,7 @@ mod tests {
     #[test]
     fn swapped_rows_keep_their_values_and_sorting_restores_the_layout() {
         let geom = Geometry::new(9, 2, TileGrid { px: 2, py: 1, c: 1 });
-        let rows = geom.owned(0, 2); // 0 1 4 5 8
+        let rows = geom.owned_rows(0); // 0 1 4 5 8
         let data: Vec<f64> = (0..rows.len() * 9).map(|k| k as f64).collect();
         let mut t = Tiles::new(&geom, 0, 0, data.clone());
         let before: Vec<Vec<f64>> = (0..9)

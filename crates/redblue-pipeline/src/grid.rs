@@ -26,7 +26,12 @@ impl TileGrid {
 
     /// Words each rank holds for its layer's copy of the trailing matrix: `c·N²/P′`.
     pub fn replica_words(self, n: usize) -> f64 {
-        self.c as f64 * (n as f64) * (n as f64) / self.ranks() as f64
+        self.replica_words_of((n, n))
+    }
+
+    /// [`TileGrid::replica_words`] of an `M × N` matrix: `c·M·N/P′`.
+    pub fn replica_words_of(self, (m, n): (usize, usize)) -> f64 {
+        self.c as f64 * (m as f64) * (n as f64) / self.ranks() as f64
     }
 }
 
@@ -111,7 +116,7 @@ impl std::error::Error for GridError {}
 /// rows of ranks: the model's optimum is `c = P^(1/3)`), only `layers` layers when given, and
 /// the replicas fitting the memory (`c·N²/P′ ≤ M`).
 fn grid_candidates(
-    n: usize,
+    (m, n): (usize, usize),
     p: usize,
     memory_words: Option<f64>,
     max_layers: usize,
@@ -134,7 +139,7 @@ fn grid_candidates(
         )));
     }
     let lowest = ((p as f64) * (1.0 - max_idle_fraction)).ceil().max(1.0) as usize;
-    let fits = |g: TileGrid| memory_words.is_none_or(|m| g.replica_words(n) <= m);
+    let fits = |g: TileGrid| memory_words.is_none_or(|w| g.replica_words_of((m, n)) <= w);
     let fixed_depth = layers.is_some();
     let mut out = Vec::new();
     // Every depth `c` and narrower side `a ≤ b` of the layer; for each, the two largest `b`
@@ -169,7 +174,7 @@ fn grid_candidates(
     }
     if out.is_empty() {
         return Err(GridError::NotEnoughMemory {
-            needed: (n as f64) * (n as f64) / p as f64,
+            needed: (m as f64) * (n as f64) / p as f64,
             available: memory_words.unwrap_or(f64::INFINITY),
         });
     }
@@ -227,7 +232,7 @@ pub fn choose_grid(
     v: usize,
     max_idle_fraction: f64,
 ) -> Result<TileGrid, GridError> {
-    let grids = grid_candidates(n, p, memory_words, v, None, max_idle_fraction)?;
+    let grids = grid_candidates((n, n), p, memory_words, v, None, max_idle_fraction)?;
     Ok(least(&grids, 1e-12, |g| leading_words(n as f64, g))
         .expect("candidates are not empty")
         .0)
@@ -265,7 +270,7 @@ pub fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
     out
 }
 
-/// The grid and the tile width for an `n × n` factorisation on `p` ranks that a `cost(grid,
+/// The grid and the tile width for an `m × n` factorisation on `p` ranks that a `cost(grid,
 /// v)` (words per used rank, say) finds best, within the constraints of [`choose_grid`]
 /// (`layers` fixes `c`; `block` fixes `v`, and `c ≤ v`).
 ///
@@ -279,7 +284,7 @@ pub fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
 /// # Errors
 /// As [`choose_grid`].
 pub fn plan_grid(
-    n: usize,
+    (m, n): (usize, usize),
     p: usize,
     memory_words: Option<f64>,
     max_idle_fraction: f64,
@@ -288,13 +293,25 @@ pub fn plan_grid(
     cost: impl Fn(TileGrid, usize) -> f64,
 ) -> Result<(TileGrid, usize), GridError> {
     let max_layers = block.unwrap_or(usize::MAX);
-    let mut grids = grid_candidates(n, p, memory_words, max_layers, layers, max_idle_fraction)?;
+    let mut grids = grid_candidates(
+        (m, n),
+        p,
+        memory_words,
+        max_layers,
+        layers,
+        max_idle_fraction,
+    )?;
     // The leading-order model plus the broadcast of `A00` at the narrowest width (`N·(v + 2)`
     // words per rank, which the leading order leaves out and which decides the depth at very
-    // large `P`).
+    // large `P`). The model is a square matrix's: a rectangular one is weighed by `cost`
+    // itself, every grid (its `min(M, N)/v` steps are few when `M` and `N` differ much).
     let rough = |g: TileGrid| {
-        let v = widths(g.c, block)[0] as f64;
-        leading_words(n as f64, g) + n as f64 * (v + 2.0)
+        let v = widths(g.c, block)[0];
+        if m == n {
+            leading_words(n as f64, g) + n as f64 * (v as f64 + 2.0)
+        } else {
+            cost(g, v)
+        }
     };
     grids.sort_by(|&a, &b| {
         rough(a)
@@ -311,7 +328,7 @@ pub fn plan_grid(
             break;
         }
         let v = widths(g.c, block)[0];
-        work = work.saturating_add(n.div_ceil(v).saturating_mul(g.px + g.py + g.c));
+        work = work.saturating_add(m.min(n).div_ceil(v).saturating_mul(g.px + g.py + g.c));
         weighed.push((g, cost(g, v)));
     }
     let candidates: Vec<TileGrid> = weighed.iter().map(|&(g, _)| g).collect();

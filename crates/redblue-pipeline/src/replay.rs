@@ -90,7 +90,7 @@ pub fn factor_costs<M: StepModel>(
     tally.all_reduce(1, 8);
     tally.all_reduce(3, 8);
     let mut sizes = StepSizes {
-        active: (0..g.px).map(|x| owned_in(0, g.n, g.v, g.px, x)).collect(),
+        active: (0..g.px).map(|x| owned_in(0, g.m, g.v, g.px, x)).collect(),
         pivots: vec![0; g.px],
         right: vec![0; g.py],
         share: vec![0; g.c],
@@ -150,7 +150,7 @@ pub fn planned_words<M: StepModel>(g: &Geometry, model: &M) -> f64 {
     let p = g.ranks();
     let mut total = 0.0f64;
     total += (all_reduce_words(p, 1) + all_reduce_words(p, 3) + all_reduce_words(p, 2)) as f64;
-    let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.n, g.v, px, x)).collect();
+    let mut active: Vec<usize> = (0..px).map(|x| owned_in(0, g.m, g.v, px, x)).collect();
     let mut shares = vec![0usize; c];
     for t in 0..g.steps() {
         let panel = g.panel(t);

@@ -63,7 +63,7 @@ pub fn reserve<T: Scalar, C: Communicator>(
     };
     let copy = take(copy_len);
     let mut layer = match g.coords(comm.rank()) {
-        Some((x, y, z)) if z > 0 => take(g.owned(x, g.px).len() * g.owned(y, g.py).len()),
+        Some((x, y, z)) if z > 0 => take(g.owned_rows(x).len() * g.owned_cols(y).len()),
         _ => Vec::new(),
     };
     layer.fill(T::zero());

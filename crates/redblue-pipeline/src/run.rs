@@ -240,7 +240,7 @@ pub struct State<T> {
     pub on_owner: bool,
     /// Threads per rank for the local kernels.
     pub par: Par,
-    /// Scratch: global index → position, `N` entries each.
+    /// Scratch: global index → position, `max(M, N)` entries each.
     pub pos: [Vec<usize>; 3],
     pivoted: Vec<bool>,
     /// A column the input rules out ([`Scan::bad_column`], agreed): the steps stop there.
@@ -254,22 +254,22 @@ impl<T: KernelScalar> State<T> {
             Some((x, y, _)) => Tiles::new(g, x, y, local),
             None => Tiles::empty(g),
         };
-        let n = g.n;
+        let (m, n) = (g.m, g.n);
         State {
             g: *g,
             coords,
             tiles,
-            active: (0..n).collect(),
+            active: (0..m).collect(),
             a_start: 0,
             in_place: g.py * g.c == 1,
             on_owner: home == PanelHome::Owner || g.py * g.c == 1,
             par,
             pos: [
-                vec![usize::MAX; n],
-                vec![usize::MAX; n],
-                vec![usize::MAX; n],
+                vec![usize::MAX; m.max(n)],
+                vec![usize::MAX; m.max(n)],
+                vec![usize::MAX; m.max(n)],
             ],
-            pivoted: vec![false; n],
+            pivoted: vec![false; m],
             stop_at: None,
         }
     }
@@ -813,7 +813,7 @@ fn share_pivots<C: Communicator, M: StepModel>(
     }
     let members: Vec<usize> = std::iter::once(0).chain(g.ranks()..comm.size()).collect();
     let mut all: Vec<u64> = pivots.iter().flatten().map(|&r| r as u64).collect();
-    all.resize(g.n, 0);
+    all.resize(g.factored(), 0);
     comm.tree_broadcast(&mut all, &members)?;
     if idle {
         let mut rows = all.into_iter().map(|r| r as usize);

@@ -328,8 +328,8 @@ pub fn transpose_moves(g: &Geometry, t: usize, rest: &[usize]) -> Vec<Move> {
 pub fn diagonal_counts(g: &Geometry, start: usize) -> Vec<usize> {
     let mut counts = vec![0; g.px * g.py];
     let mut j = start;
-    while j < g.n {
-        let end = ((j / g.v + 1) * g.v).min(g.n);
+    while j < g.factored() {
+        let end = ((j / g.v + 1) * g.v).min(g.factored());
         counts[g.row_px(j) + g.px * g.col_py(j)] += end - j;
         j = end;
     }

@@ -13,9 +13,9 @@
 //! 4. leaves what ScaLAPACK leaves: `L\U` in LAPACK's row order with ScaLAPACK's distributed
 //!    `IPIV`, the named triangle of a Cholesky factor (the other untouched), the solution in `B`.
 //!
-//! What redblue does not serve — a case it cannot (a rectangular LU, a transposed solve, a
-//! replicated operand) or a failure whose partial results ScaLAPACK defines (a singular or
-//! not positive definite matrix, NaN) — is passed on, before anything is written, to the real
+//! What redblue does not serve — a case it cannot (a replicated operand, a first block of
+//! another size) or a failure whose partial results ScaLAPACK defines (a singular or not
+//! positive definite matrix, NaN) — is passed on, before anything is written, to the real
 //! ScaLAPACK behind it (`dlsym(RTLD_NEXT, …)`). With `REDBLUE_SCALAPACK_REPORT=1` the library
 //! prints at exit how many calls of each routine it served and passed on.
 //!

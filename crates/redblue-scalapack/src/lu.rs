@@ -181,9 +181,6 @@ pub fn pgetrf<T: KernelScalar, C: Communicator>(
     if op.m == 0 || op.n == 0 {
         return Ok(Outcome::Served);
     }
-    if op.m != op.n {
-        return Ok(Outcome::PassOn("a matrix that is not square"));
-    }
     let layout = submatrix(g, op, &agreed.llds[0])?;
     Ok(match factor_into(comm, g, op, &layout, a, ipiv)? {
         Ok(_) => Outcome::Served,

@@ -3,7 +3,7 @@
 //! for illegal arguments on every rank, and the cases passed on.
 
 use redblue_comm::{run_ranks, Communicator, ThreadComm};
-use redblue_core::{c64, random, RealScalar, Scalar};
+use redblue_core::{c32, c64, random, RealScalar, Scalar};
 use redblue_dist::BlockCyclic;
 use redblue_kernels::KernelScalar;
 use redblue_scalapack::cholesky::{potrf_operand, potrs_operands, pposv, ppotrf, ppotrs};
@@ -233,25 +233,25 @@ fn gemm_on_unaligned_submatrices_matches_the_reference_and_writes_only_sub_c() {
 fn check_lu<T: KernelScalar>(
     a: &Dist,
     off: usize,
-    n: usize,
+    (m, n): (usize, usize),
     got: &[T],
     ipiv: &[i32],
     seed: u64,
 ) -> bool {
     let at = |i: usize, j: usize| got[off + i + (off + j) * a.m];
-    let mut rows: Vec<usize> = (0..n).collect();
-    for k in 0..n {
+    let mut rows: Vec<usize> = (0..m).collect();
+    for k in 0..m.min(n) {
         let p = ipiv[k] as usize - 1 - off;
-        if p < k || p >= n {
+        if p < k || p >= m {
             return false;
         }
         rows.swap(k, p);
     }
     let mut ok = true;
-    for i in 0..n {
+    for i in 0..m {
         for j in 0..n {
             let mut s = T::zero();
-            for l in 0..=i.min(j) {
+            for l in 0..=i.min(j).min(n - 1) {
                 let lv = if l == i { T::one() } else { at(i, l) };
                 s += lv * at(l, j);
             }
@@ -260,7 +260,7 @@ fn check_lu<T: KernelScalar>(
     }
     for j in 0..a.n {
         for i in 0..a.m {
-            let inside = (off..off + n).contains(&i) && (off..off + n).contains(&j);
+            let inside = (off..off + m).contains(&i) && (off..off + n).contains(&j);
             ok &= inside || got[i + j * a.m] == entry::<T>(i, j, seed);
         }
     }
@@ -320,7 +320,7 @@ fn lu_case<T: KernelScalar>(nprow: usize, npcol: usize, n: usize, nb: usize) {
         let (got, padding_kept) = a.gather(&comm, &g, &la);
         let full_ipiv =
             gather_ipiv(&comm, &g, &a, &ipiv).expect("IPIV the same in every process column");
-        let factored = padding_kept && check_lu(&a, off, n, &got, &full_ipiv[off..off + n], 5);
+        let factored = padding_kept && check_lu(&a, off, (n, n), &got, &full_ipiv[off..off + n], 5);
         // Solve with the factors in the caller's arrays.
         let mut lb = b.local(&g, |i, j| entry::<T>(i, j, 6));
         let ops = getrs_operands(
@@ -759,8 +759,54 @@ fn illegal_arguments_give_scalapacks_info_on_every_rank_and_write_nothing() {
     }
 }
 
+/// `p?getrf` of an `m × n` submatrix starting at the second block of a `nprow × npcol` grid:
+/// served, `P·A = L·U` in the caller's array with `min(m, n)` interchanges in `IPIV`, everything
+/// outside the submatrix unchanged.
+fn rect_lu_case<T: KernelScalar>(nprow: usize, npcol: usize, (m, n): (usize, usize), nb: usize) {
+    let off = nb;
+    let a = Dist {
+        m: m + off + 2,
+        n: n + off + 1,
+        mb: nb,
+        nb,
+        src: (nprow - 1, 0),
+    };
+    let ok = run_ranks(nprow * npcol, |comm| {
+        let g = grid_of(&comm, nprow, npcol);
+        let mut la = a.local(&g, |i, j| entry::<T>(i, j, 5));
+        let mut ipiv = vec![0i32; a.m + nb];
+        let op = getrf_operand(
+            m as i32,
+            n as i32,
+            off as i32 + 1,
+            off as i32 + 1,
+            a.desc(&g),
+        );
+        let out = pgetrf(&comm, &g, &op, &mut Array::new(&mut la), &mut ipiv).unwrap();
+        assert_eq!(out, Outcome::Served);
+        let (got, padding_kept) = a.gather(&comm, &g, &la);
+        let full_ipiv =
+            gather_ipiv(&comm, &g, &a, &ipiv).expect("IPIV the same in every process column");
+        let k = m.min(n);
+        padding_kept && check_lu(&a, off, (m, n), &got, &full_ipiv[off..off + k], 5)
+    });
+    assert!(
+        ok.iter().all(|&r| r),
+        "LU of {m}x{n} in blocks of {nb} on {nprow}x{npcol}"
+    );
+}
+
 #[test]
-fn singular_nan_and_rectangular_cases_are_passed_on_untouched() {
+fn rectangular_lu_is_served_in_the_callers_arrays() {
+    rect_lu_case::<f64>(2, 2, (31, 12), 4);
+    rect_lu_case::<f64>(2, 3, (12, 31), 3);
+    rect_lu_case::<f32>(3, 1, (40, 9), 4);
+    rect_lu_case::<c64>(1, 3, (9, 40), 4);
+    rect_lu_case::<c32>(2, 2, (25, 18), 5);
+}
+
+#[test]
+fn singular_and_nan_cases_are_passed_on_untouched() {
     let a = Dist {
         m: 6,
         n: 6,
@@ -786,7 +832,6 @@ fn singular_nan_and_rectangular_cases_are_passed_on_untouched() {
             },
             6,
         ),
-        ("rectangular", |i, j| entry::<f64>(i, j, 1), 4),
     ] {
         let out = run_ranks(4, |comm| {
             let g = grid_of(&comm, 2, 2);
