@@ -2,16 +2,18 @@
 //! grid): the rows of every panel dealt to the ranks in blocks of `b`, cyclically
 //! ([`RowCyclic`]); left-looking across panels with the disk copy kept pivoted, each rank
 //! reading and writing only its own rows — of one shared file, or of a file of its own
-//! ([`RankFile`], the seed's shared and distributed files); inside a panel, a right-looking
-//! blocked LU with partial pivoting over the ranks ([`getrf_rows`], ScaLAPACK's `P_GETRF` on a
-//! `P × 1` grid).
+//! ([`RankFile`], the seed's shared and distributed files); inside a panel (the seed's
+//! superblock), redblue's distributed LU of the tall panel ([`redblue_lu::lu_with`], on the grid
+//! its planner chooses), or for an exactly singular panel a right-looking blocked LU with
+//! partial pivoting over the ranks ([`getrf_rows`], ScaLAPACK's `P_GETRF` on a `P × 1` grid).
 //!
 //! Each rank reads and writes exactly its rows of what the sequential [`crate::lu_left_pivoted`]
 //! reads and writes, so the ranks' counts add up to [`crate::left_pivoted_io`]. The words the
 //! ranks exchange: each step, the interchanges (rows sent to their new owners), the diagonal
 //! blocks `T₀` and rows `C₀` of the updates (gathered by every rank, which solves `T₀⁻¹·C₀`
-//! itself: seed 003 found the TRSM parallelises poorly), and inside the panel LU, per column a
-//! pivot candidate per rank and the pivot row, per inner block the block's rows.
+//! itself: seed 003 found the TRSM parallelises poorly), and inside the panel, the words of
+//! redblue's LU of it (its exact model, `redblue_lu::LuPlan::rank_costs_with`, plus the moves to
+//! and from its layout).
 //!
 //! A rank's failed read or write is agreed before the next exchange ([`agree`]): every rank
 //! stops with that rank's error, none waits for it.
@@ -879,14 +881,20 @@ fn interchange_and_write<T: KernelScalar, C: Communicator>(
     agree(comm, factors.write(lay, me, from, cols, &back))
 }
 
-/// This rank's rows from `r` on of the active panel (all its columns) factored over the ranks
-/// ([`getrf_rows`]), in place.
+/// The active panel's rows from `r` on (all its columns, held as `act`) factored over the
+/// ranks, in place: by redblue's distributed LU of the `(m − r) × w` panel
+/// ([`redblue_lu::lu`], on the grid its planner chooses for that shape, the panel moved to its
+/// layout and the factors back), or, when that finds the panel exactly singular, by
+/// [`getrf_rows`], which goes on past a zero pivot as LAPACK does.
 fn factor_rows_from<T: KernelScalar, C: Communicator>(
     comm: &C,
     act: &mut Rows<'_, T>,
     r: usize,
     par: Par,
 ) -> Result<PanelLu, OocError> {
+    if let Some(info) = panel_lu(comm, act, r, par)? {
+        return Ok(info);
+    }
     let (at, h, wk) = (act.at(r), act.h(), act.w);
     let mut e: Vec<T> = (0..wk)
         .flat_map(|j| act.data[j * h + at..(j + 1) * h].to_vec())
@@ -896,6 +904,48 @@ fn factor_rows_from<T: KernelScalar, C: Communicator>(
         act.data[j * h + at..(j + 1) * h].copy_from_slice(&e[j * (h - at)..(j + 1) * (h - at)]);
     }
     Ok(info)
+}
+
+/// [`factor_rows_from`] by redblue's LU; `None` (nothing changed) for an exactly singular
+/// panel. The ranks' rows of the panel are a `P × 1` block-cyclic matrix of `b`-row blocks
+/// (`lay`), all of each rank's rows in its local array: rows `r..` are its submatrix.
+fn panel_lu<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    act: &mut Rows<'_, T>,
+    r: usize,
+    par: Par,
+) -> Result<Option<PanelLu>, OocError> {
+    use redblue_dist::{
+        BlockCyclic, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, Layout,
+    };
+    use redblue_lu::{LuError, LuParams, LuPlan};
+    let (lay, w, me) = (act.lay, act.w, comm.rank());
+    let invalid = |e: String| OocError::Invalid(format!("the panel LU over ranks: {e}"));
+    let llds: Vec<usize> = (0..lay.p).map(|q| lay.local_rows(q).max(1)).collect();
+    let parent = BlockCyclic::new(lay.m, w, lay.b, w.max(1), lay.p, 1)
+        .map_err(|e| invalid(e.to_string()))?;
+    let sub = BlockCyclicSubmatrix::new(parent, r..lay.m, 0..w, llds)
+        .map_err(|e| invalid(e.to_string()))?;
+    let len = sub.local_len(me).min(act.data.len());
+    let plan = LuPlan::rect(lay.m - r, w, comm.size(), &LuParams::default())
+        .map_err(|e| invalid(e.to_string()))?;
+    let fac = {
+        let view = BorrowedDistMatrix::new(comm, sub.clone(), &act.data[..len])
+            .map_err(|e| invalid(e.to_string()))?;
+        match redblue_lu::lu_with(comm, &plan, &view, par) {
+            Ok(fac) => fac,
+            Err(LuError::Singular { .. }) => return Ok(None),
+            Err(e) => return Err(invalid(e.to_string())),
+        }
+    };
+    let mut out = BorrowedDistMatrixMut::new(comm, sub, &mut act.data[..len])
+        .map_err(|e| invalid(e.to_string()))?;
+    fac.write_factors(comm, &mut out)
+        .map_err(|e| invalid(e.to_string()))?;
+    Ok(Some(PanelLu {
+        ipiv: fac.ipiv().into_iter().map(|q| q + r).collect(),
+        first_zero_pivot: None,
+    }))
 }
 
 /// The active panel updated by a left panel (rows from `ri`, `wi` columns): `C₀ ← T₀⁻¹·C₀`

@@ -233,6 +233,33 @@ fn the_lu_over_ranks_factors_from_shared_and_per_rank_files_alike() {
 }
 
 #[test]
+fn a_superblock_is_factored_by_redblues_lu_over_the_ranks() {
+    // The first superblock (columns 0..w, every row) is the first step's panel: its pivots are
+    // those of redblue's LU of that m × w matrix (tournament pivoting on the planner's grid),
+    // not partial pivoting's.
+    let (p, b, m, w) = (4, 4, 256, 32);
+    let d = dir("superblock");
+    let (_, info) = factor_over_ranks::<f64>(&d, p, b, m, w, true);
+    let _ = std::fs::remove_dir_all(&d);
+    let theirs = run_ranks(p, |comm| {
+        let layout = redblue_dist::BlockCyclic::new(m, w, b, w, p, 1).unwrap();
+        let a = redblue_dist::OwnedDistMatrix::from_fn(&comm, layout, value::<f64>).unwrap();
+        redblue_lu::lu(&comm, &a, &redblue_lu::LuParams::default())
+            .unwrap()
+            .ipiv()
+    });
+    assert_eq!(info[0].ipiv[..w], theirs[0][..], "redblue's LU's pivots");
+    let mut a: Vec<f64> = (0..m * w).map(|k| value::<f64>(k % m, k / m)).collect();
+    let view = redblue_kernels::MatMut::from_slice(&mut a, m, w, m).unwrap();
+    let partial = redblue_kernels::getrf(view, Par::Seq).unwrap();
+    assert_ne!(
+        info[0].ipiv[..w],
+        partial.pivots.ipiv()[..],
+        "(this matrix tells tournament from partial pivoting)"
+    );
+}
+
+#[test]
 fn a_matrix_that_fits_is_factored_in_core_and_a_singular_one_reports_its_zero_pivot() {
     for p in 1..=4 {
         let d = dir(&format!("fits-{p}"));
