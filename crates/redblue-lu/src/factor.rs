@@ -160,7 +160,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
             Pivoting::Partial => {
                 let holder = |r| g.row_px(r);
                 partial(
-                    comm, x, g.px, rank_of, holder, panel.rows, panel.vals, w, ld,
+                    comm, x, g.px, rank_of, holder, panel.rows, panel.vals, w, ld, panel.par,
                 )?
             }
         };

@@ -10,7 +10,7 @@
 use redblue_comm::volume::{point_to_point, Transfers};
 use redblue_comm::{wait_all, CommError, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
-use redblue_core::{RealScalar, Scalar};
+use redblue_core::RealScalar;
 use redblue_kernels::{getrf, KernelScalar, MatMut, Par};
 
 const TAG_VALUES: u32 = 0x00C0_1A00;
@@ -345,10 +345,15 @@ pub(crate) fn partial_transfers(
 /// others, and every participant eliminates below it. `holder_of(row)` is the participant
 /// holding a row. Returns the choice on participant 0.
 ///
+/// One participant holds the whole panel: LAPACK's recursive `getrf` of it ([`gepp_select`]:
+/// the largest `|re| + |im|`, ties to the first row in local order), no messages. Several:
+/// per column the candidates are exchanged; each keeps its rows still active first in its copy,
+/// so that the elimination below the pivot runs down contiguous columns.
+///
 /// # Errors
 /// A communication failure.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn partial<T: Scalar, C: Communicator>(
+pub(crate) fn partial<T: KernelScalar, C: Communicator>(
     comm: &C,
     x: usize,
     px: usize,
@@ -358,19 +363,30 @@ pub(crate) fn partial<T: Scalar, C: Communicator>(
     vals: &[T],
     w: usize,
     ld: usize,
+    par: Par,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let m = rows.len();
+    if px == 1 {
+        let (order, a00, first_zero) = gepp_select(vals, m, w, ld, par);
+        return Ok(Some(Chosen {
+            rows: order.iter().map(|&i| rows[i]).collect(),
+            a00,
+            first_zero,
+        }));
+    }
     let mut a = take_buffer(m * w, T::zero());
     copy_block(vals, m, ld, &mut a);
-    let mut alive = vec![true; m];
+    // My active rows are local rows `done..m` of `a`, `local[i]` the global row of local row i.
+    let mut local: Vec<usize> = rows.to_vec();
+    let mut done = 0;
     let mut chosen = Vec::with_capacity(w);
     let mut a00 = vec![T::zero(); w * w];
     let mut first_zero = None;
     for j in 0..w {
         // My best candidate: (|value|, row), (-1, -1) if I have none left.
-        let best = (0..m)
-            .filter(|&i| alive[i])
-            .map(|i| (a[i + j * m].abs().to_f64(), rows[i]))
+        let col = &a[j * m..(j + 1) * m];
+        let best = (done..m)
+            .map(|i| (col[i].abs().to_f64(), local[i]))
             .fold(None, |acc: Option<(f64, usize)>, c| match acc {
                 Some(b) if b.0 > c.0 || (b.0 == c.0 && b.1 < c.1) => Some(b),
                 _ => Some(c),
@@ -409,14 +425,20 @@ pub(crate) fn partial<T: Scalar, C: Communicator>(
         let holder = holder_of(row);
         let mut pivot_row = vec![T::zero(); w];
         if holder == x {
-            let i = rows
-                .iter()
-                .position(|&r| r == row)
+            let i = (done..m)
+                .find(|&i| local[i] == row)
                 .expect("the holder has the row");
-            alive[i] = false;
-            for (jj, p) in pivot_row.iter_mut().enumerate() {
-                *p = a[i + jj * m];
+            // The pivot row out of the active rows: to local row `done`.
+            if i != done {
+                local.swap(i, done);
+                for c in a.chunks_exact_mut(m) {
+                    c.swap(i, done);
+                }
             }
+            for (jj, p) in pivot_row.iter_mut().enumerate() {
+                *p = a[done + jj * m];
+            }
+            done += 1;
             let mut requests = Vec::new();
             for o in (0..px).filter(|&o| o != x) {
                 requests.push(comm.isend(&pivot_row, rank_of(o), TAG_PIVOT_ROW)?);
@@ -430,12 +452,18 @@ pub(crate) fn partial<T: Scalar, C: Communicator>(
         }
         chosen.push(row);
         let pivot = pivot_row[j];
-        if pivot != T::zero() {
-            for i in (0..m).filter(|&i| alive[i]) {
-                let l = a[i + j * m] / pivot;
-                a[i + j * m] = l;
-                for jj in j + 1..w {
-                    a[i + jj * m] -= l * pivot_row[jj];
+        if pivot != T::zero() && done < m {
+            let (left, right) = a.split_at_mut((j + 1) * m);
+            let lcol = &mut left[j * m + done..];
+            for l in lcol.iter_mut() {
+                *l = *l / pivot;
+            }
+            for (jj, c) in right.chunks_exact_mut(m).enumerate() {
+                let u = pivot_row[j + 1 + jj];
+                if u != T::zero() {
+                    for (d, &l) in c[done..].iter_mut().zip(lcol.iter()) {
+                        *d -= l * u;
+                    }
                 }
             }
         }

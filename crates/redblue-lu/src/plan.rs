@@ -78,6 +78,7 @@ impl LuPlan {
     ///
     /// # Examples
     /// ```
+    /// use redblue_dist::Layout;
     /// use redblue_lu::{LuParams, LuPlan};
     ///
     /// // A tall panel: its rows spread over the grid rows, so every rank solves rows of it.
