@@ -53,7 +53,7 @@ impl StepModel for CholeskyModel {
         Shares::Lower
     }
 
-    fn panel_home(&self) -> PanelHome {
+    fn panel_home(&self, _g: &Geometry) -> PanelHome {
         self.home
     }
 

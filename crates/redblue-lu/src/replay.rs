@@ -7,7 +7,7 @@
 use crate::factor::Pivoting;
 use crate::pivot::{butterfly_size, held_table};
 use redblue_comm::volume::Tally;
-use redblue_pipeline::steps::owned_in;
+use redblue_pipeline::steps::{owned_in, PanelHome};
 use redblue_pipeline::{part, Geometry, Shares, StepModel, StepSizes};
 use std::ops::Range;
 
@@ -25,6 +25,17 @@ impl StepModel for Pivoting {
 
     fn shares(&self) -> Shares {
         Shares::LowerAndUpper
+    }
+
+    /// With layers (COnfLUX) the panel is spread over the `Py·c` ranks of a grid row, for the
+    /// layers' shares; on one layer (the 2D baseline, and COnfLUX's 2D plans) it is solved
+    /// where its reduction left it and broadcast along the grid rows, as ScaLAPACK does.
+    fn panel_home(&self, g: &Geometry) -> PanelHome {
+        if g.c > 1 {
+            PanelHome::Pieces
+        } else {
+            PanelHome::Owner
+        }
     }
 
     fn count_own(
@@ -197,6 +208,7 @@ mod tests {
     use redblue_pipeline::gather::{gather_costs, gather_moves};
     use redblue_pipeline::steps::{
         broadcast_members, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
+        row_broadcast_members,
     };
     use redblue_pipeline::{factor_costs, Shares};
 
@@ -267,9 +279,27 @@ mod tests {
                     add(r, &tr, bytes);
                 }
             }
-            moves(l10_scatter_moves(g, t, &rest), &mut add);
+            if pivoting.panel_home(g) == PanelHome::Pieces {
+                moves(l10_scatter_moves(g, t, &rest), &mut add);
+            }
             moves(u01_reduce_moves(g, t, piv), &mut add);
-            moves(l10_spread_moves(g, t, &rest), &mut add);
+            if pivoting.panel_home(g) == PanelHome::Pieces {
+                moves(l10_spread_moves(g, t, &rest), &mut add);
+            } else if g.py > 1 {
+                // Along each grid row from the panel's grid column, a tree.
+                for x in 0..g.px {
+                    let rows = g.rows_of(&rest, x).len();
+                    if rows == 0 {
+                        continue;
+                    }
+                    let members = row_broadcast_members(g, t, x);
+                    for r in 0..p {
+                        for tr in tree_transfers(r, &members, rows * w) {
+                            add(r, &tr, bytes);
+                        }
+                    }
+                }
+            }
             moves(u01_spread_moves(g, t, piv), &mut add);
             active = rest;
         }

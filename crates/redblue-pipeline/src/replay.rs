@@ -50,8 +50,9 @@ pub trait StepModel {
     /// Which parts of the factors the layers keep shares of.
     fn shares(&self) -> Shares;
 
-    /// Where the panel is solved.
-    fn panel_home(&self) -> PanelHome {
+    /// Where the panel is solved on `g`.
+    fn panel_home(&self, g: &Geometry) -> PanelHome {
+        let _ = g;
         PanelHome::Pieces
     }
 
@@ -118,7 +119,7 @@ pub fn factor_costs<M: StepModel>(
         for (r, (&a, &p)) in rest.iter_mut().zip(sizes.active.iter().zip(&sizes.pivots)) {
             *r = a - p;
         }
-        match model.panel_home() {
+        match model.panel_home(g) {
             PanelHome::Pieces => count_panel_pieces(&mut tally, g, t, &rest, bytes),
             PanelHome::Owner => count_row_broadcast(&mut tally, g, t, &rest, bytes),
         }
@@ -182,7 +183,7 @@ pub fn planned_words<M: StepModel>(g: &Geometry, model: &M) -> f64 {
         let own = y0 + py * z0;
         for (x, &a) in active.iter().enumerate() {
             let rest = a - if x == pivot_row { w } else { 0 };
-            if model.panel_home() == PanelHome::Owner {
+            if model.panel_home(g) == PanelHome::Owner {
                 step += (py - 1) * w * rest;
                 continue;
             }

@@ -725,7 +725,7 @@ where
         comm.rank(),
         local,
         options.par,
-        algo.model().panel_home(),
+        algo.model().panel_home(g),
     );
     // NaN or Inf anywhere: the same answer everywhere, before any work. A column the input
     // rules out: the smallest over the ranks (carried as `N − j`, so that the maximum finds it).
