@@ -38,7 +38,9 @@ pub struct LuArgs {
     /// Element type.
     #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
     ty: ScalarType,
-    /// conflux (2.5D, tournament pivoting) or 2d (partial pivoting).
+    /// conflux (2.5D, tournament pivoting), 2d (partial pivoting), 2.5d-nopiv (seed 001's 2.5D
+    /// LU without pivoting: the matrix gets N added to its diagonal) or 2.5d-ca (seed 001's,
+    /// with CA-pivoting).
     #[arg(long, default_value = "conflux")]
     algorithm: LuAlgorithm,
     /// With `plan lu`: every algorithm's plan for the same problem side by side, next to the
@@ -200,7 +202,21 @@ fn run_rank<T: KernelScalar, C: Communicator>(
             (bc(n)?.into(), bc(k)?.into())
         }
     };
-    let a = OwnedDistMatrix::<T, _>::random(comm, layout_a, SEED_A)?;
+    // Without pivoting, the random matrix with `N` added to its diagonal (diagonally dominant:
+    // it needs no interchanges); the others factor the random matrix itself.
+    let shift = if args.algorithm == LuAlgorithm::NoPivot25d {
+        n as f64
+    } else {
+        0.0
+    };
+    let a = OwnedDistMatrix::<T, _>::from_fn(comm, layout_a, |i, j| {
+        let x: T = redblue::core::random::uniform(i, j, SEED_A);
+        if i == j {
+            x + T::from_f64_parts(shift, 0.0)
+        } else {
+            x
+        }
+    })?;
     let native = args.layout == LayoutKind::Native;
     let mut times = Vec::new();
     let mut stats = CommStats::default();
@@ -485,13 +501,13 @@ fn compare_plans(args: &LuArgs) {
         args.n
     );
     println!(
-        "  {:<8} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14} {:>12}",
+        "  {:<10} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14} {:>12}",
         "", "grid", "tile", "ranks", "sent (max)", "received (max)", "lower bound", "memory"
     );
     for (a, r) in &rows {
         match r {
             Ok(x) => println!(
-                "  {:<8} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14.0} {:>12}{}",
+                "  {:<10} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14.0} {:>12}{}",
                 a.to_string(),
                 x.grid.to_string(),
                 x.block,
@@ -502,7 +518,7 @@ fn compare_plans(args: &LuArgs) {
                 x.memory_words_max,
                 if x.exact { "" } else { "  (averages)" }
             ),
-            Err(e) => println!("  {:<8} cannot: {e}", a.to_string()),
+            Err(e) => println!("  {:<10} cannot: {e}", a.to_string()),
         }
     }
 }

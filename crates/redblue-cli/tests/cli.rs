@@ -350,8 +350,18 @@ fn plan_compare_lists_every_algorithm_next_to_the_bound() {
     );
     let v = plan_lu(&[]);
     let rows = v["algorithms"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["algorithm"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["conflux", "2d", "2.5d-nopiv", "2.5d-ca"], "{v}");
     let sent = |i: usize| rows[i]["model_words"].as_u64().unwrap();
-    assert!(sent(0) > 0 && sent(1) > 0, "{v}");
+    assert!((0..4).all(|i| sent(i) > 0), "{v}");
+    // Seed 001's algorithms on square layers.
+    for row in &rows[2..] {
+        let grid: Vec<&str> = row["grid"].as_str().unwrap().split('x').collect();
+        assert_eq!(grid[0], grid[1], "{v}");
+    }
     let out = redblue(&[
         "plan",
         "gemm",
@@ -459,6 +469,41 @@ fn lu_grid_and_layers_are_honoured_and_plan_matches_the_run() {
 }
 
 #[test]
+fn seed_001s_lu_without_pivoting_checks_and_moves_what_its_plan_says() {
+    // The miniapp's matrix for 2.5d-nopiv has N on its diagonal: no interchanges, so the run
+    // moves exactly what the plan (made for no interchanges) says.
+    let args = [
+        "--n",
+        "300",
+        "--ranks",
+        "8",
+        "--algorithm",
+        "2.5d-nopiv",
+        "--json",
+    ];
+    let run = json_line(&redblue(
+        &[&["lu", "--check", "--reps", "1"][..], &args[..]].concat(),
+    ));
+    let plan = json_line(&redblue(&[&["plan", "lu"][..], &args[..]].concat()));
+    assert!(run["residual"].as_f64().unwrap() < 16.0, "{run}");
+    assert_eq!(run["words_sent_max"], plan["model_words"], "{run} {plan}");
+    let grid: Vec<&str> = run["grid"].as_str().unwrap().split('x').collect();
+    assert_eq!(grid[0], grid[1], "{run}");
+    let run = json_line(&redblue(&[
+        "lu",
+        "--n",
+        "200",
+        "--ranks",
+        "4",
+        "--algorithm",
+        "2.5d-ca",
+        "--check",
+        "--json",
+    ]));
+    assert!(run["residual"].as_f64().unwrap() < 16.0, "{run}");
+}
+
+#[test]
 fn bad_lu_requests_exit_with_status_two_and_say_why() {
     for (args, says) in [
         (
@@ -501,7 +546,7 @@ fn bad_lu_requests_exit_with_status_two_and_say_why() {
         ),
         (
             &["lu", "--n", "10", "--ranks", "2", "--algorithm", "3d"][..],
-            "conflux or 2d",
+            "2.5d-nopiv or 2.5d-ca",
         ),
         (
             &["lu", "--n", "10", "--ranks", "2", "--grid", "2x"][..],

@@ -21,11 +21,29 @@ pub enum LuAlgorithm {
     Conflux,
     /// Right-looking 2D block-cyclic LU with partial pivoting (ScaLAPACK's PDGETRF).
     TwoD,
+    /// Solomonik and Demmel's 2.5D LU without pivoting (seed 001, Algorithm 3): layers of
+    /// `√(P/c) × √(P/c)` ranks, the trailing matrix's updates accumulated per layer and reduced
+    /// when a panel needs them, on the shared pipeline. For matrices that need no pivoting
+    /// (diagonally dominant, say); a zero pivot is [`crate::LuError::Singular`] at its column.
+    NoPivot25d,
+    /// Solomonik and Demmel's 2.5D LU with CA-pivoting (seed 001, Algorithms 4–5): the same
+    /// square layers, tournament pivoting.
+    CaPivot25d,
 }
 
 impl LuAlgorithm {
     /// Every algorithm, in the order the miniapp lists them.
-    pub const ALL: [LuAlgorithm; 2] = [LuAlgorithm::Conflux, LuAlgorithm::TwoD];
+    pub const ALL: [LuAlgorithm; 4] = [
+        LuAlgorithm::Conflux,
+        LuAlgorithm::TwoD,
+        LuAlgorithm::NoPivot25d,
+        LuAlgorithm::CaPivot25d,
+    ];
+
+    /// Whether the algorithm's layers are square (seed 001's 2.5D LU).
+    pub fn square_layers(self) -> bool {
+        matches!(self, LuAlgorithm::NoPivot25d | LuAlgorithm::CaPivot25d)
+    }
 }
 
 impl fmt::Display for LuAlgorithm {
@@ -33,6 +51,8 @@ impl fmt::Display for LuAlgorithm {
         f.write_str(match self {
             LuAlgorithm::Conflux => "conflux",
             LuAlgorithm::TwoD => "2d",
+            LuAlgorithm::NoPivot25d => "2.5d-nopiv",
+            LuAlgorithm::CaPivot25d => "2.5d-ca",
         })
     }
 }
@@ -43,7 +63,11 @@ impl std::str::FromStr for LuAlgorithm {
         match s {
             "conflux" => Ok(LuAlgorithm::Conflux),
             "2d" => Ok(LuAlgorithm::TwoD),
-            _ => Err(format!("unknown LU algorithm '{s}' (conflux or 2d)")),
+            "2.5d-nopiv" => Ok(LuAlgorithm::NoPivot25d),
+            "2.5d-ca" => Ok(LuAlgorithm::CaPivot25d),
+            _ => Err(format!(
+                "unknown LU algorithm '{s}' (conflux, 2d, 2.5d-nopiv or 2.5d-ca)"
+            )),
         }
     }
 }

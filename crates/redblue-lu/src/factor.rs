@@ -20,7 +20,7 @@
 //! [`DEFER_DEPTH`] panels at once (`k = 2v`: the trailing block streams through memory half as
 //! often); a deferred update reaches the next pivot rows before their `U01` is formed.
 
-use crate::pivot::{partial, tournament, Chosen};
+use crate::pivot::{none, partial, tournament, Chosen};
 use crate::LuError;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
@@ -45,6 +45,9 @@ pub enum Pivoting {
     Tournament,
     /// Partial pivoting (ScaLAPACK): one search over the `Px` panel ranks per column.
     Partial,
+    /// None (seed 001's 2.5D LU without pivoting): the panel's own rows, the diagonal block
+    /// factored where it lies; a zero pivot stops the factorisation at its column.
+    None,
 }
 
 /// Factors the matrix whose layer-0 local array this rank holds (`local`, empty off layer 0)
@@ -157,6 +160,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
                 ld,
                 panel.par,
             )?,
+            Pivoting::None => none(panel.t, g, x, panel.rows, panel.vals, w, ld),
             Pivoting::Partial => {
                 let holder = |r| g.row_px(r);
                 partial(

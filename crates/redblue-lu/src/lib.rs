@@ -24,6 +24,7 @@ pub use api::{
 pub use error::LuError;
 pub use model::{
     candmc_words, capital_words, conflux_leading_words, conflux_words, lu_lower_bound, two_d_words,
+    two_five_d_messages, two_five_d_words,
 };
 pub use plan::{
     diagonal_pivots, lu_average_words, lu_plan, lu_rank_costs, replay_is_cheap, LuPlan,

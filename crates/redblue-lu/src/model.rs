@@ -34,6 +34,26 @@ pub fn capital_words(n: f64, p: f64, m: f64) -> f64 {
     45.0 * n * n * n / (8.0 * p * m.sqrt())
 }
 
+/// Seed 001's cost of its 2.5D LU (Solomonik and Demmel, Algorithms 3 and 5) on `c` layers:
+/// `W = O(N²/√(cP))` words per rank, the `O(·)` taken as 1 (seed 000 puts CANDMC, the same
+/// algorithm, at `5N³/(P√M)`, which with `M = cN²/P` is five times this).
+///
+/// # Examples
+/// ```
+/// // 8 layers on 512 ranks: N²/√(8·512) = N²/64 words per rank.
+/// let w = redblue_lu::two_five_d_words(16384.0, 512.0, 8.0);
+/// assert_eq!(w, 16384.0 * 16384.0 / 64.0);
+/// ```
+pub fn two_five_d_words(n: f64, p: f64, c: f64) -> f64 {
+    n * n / (c * p).sqrt()
+}
+
+/// Seed 001's message count of its 2.5D LU: `S = O(√(cP)·log₂ P)`, the `O(·)` taken as 1
+/// (`√(cP)` steps of a block `N/√(cP)` wide, a broadcast or reduction of `log₂ P` messages each).
+pub fn two_five_d_messages(p: f64, c: f64) -> f64 {
+    (c * p).sqrt() * p.log2().max(1.0)
+}
+
 /// COnfLUX's leading term, `N³/(P√M)`: 1.5× the bound's.
 pub fn conflux_leading_words(n: f64, p: f64, m: f64) -> f64 {
     n * n * n / (p * m.sqrt())

@@ -12,6 +12,7 @@ use redblue_comm::{wait_all, CommError, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::RealScalar;
 use redblue_kernels::{getrf, KernelScalar, MatMut, Par};
+use redblue_pipeline::Geometry;
 
 const TAG_VALUES: u32 = 0x00C0_1A00;
 const TAG_ROWS: u32 = 0x00C0_1A01;
@@ -385,12 +386,13 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
     for j in 0..w {
         // My best candidate: (|value|, row), (-1, -1) if I have none left.
         let col = &a[j * m..(j + 1) * m];
-        let best = (done..m)
-            .map(|i| (col[i].abs().to_f64(), local[i]))
-            .fold(None, |acc: Option<(f64, usize)>, c| match acc {
+        let best = (done..m).map(|i| (col[i].abs().to_f64(), local[i])).fold(
+            None,
+            |acc: Option<(f64, usize)>, c| match acc {
                 Some(b) if b.0 > c.0 || (b.0 == c.0 && b.1 < c.1) => Some(b),
                 _ => Some(c),
-            });
+            },
+        );
         let mine = best.map_or([-1.0, -1.0], |(v, r)| [v, r as f64]);
         let mut all = vec![[-1.0f64, -1.0]; px];
         all[x] = mine;
@@ -456,7 +458,7 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
             let (left, right) = a.split_at_mut((j + 1) * m);
             let lcol = &mut left[j * m + done..];
             for l in lcol.iter_mut() {
-                *l = *l / pivot;
+                *l /= pivot;
             }
             for (jj, c) in right.chunks_exact_mut(m).enumerate() {
                 let u = pivot_row[j + 1 + jj];
@@ -474,6 +476,57 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
         a00,
         first_zero,
     }))
+}
+
+/// No pivoting, on participant `x` of step `t`'s panel ranks: the one holding the diagonal
+/// block (grid row `t mod Px`) factors it without interchanges, `A00 = L00·U00`, stopping at
+/// the first zero pivot; the others return `None`. Its rows are the panel's own.
+pub(crate) fn none<T: KernelScalar>(
+    t: usize,
+    g: &Geometry,
+    x: usize,
+    rows: &[usize],
+    vals: &[T],
+    w: usize,
+    ld: usize,
+) -> Option<Chosen<T>> {
+    if x != g.solver_row(t) {
+        return None;
+    }
+    let panel = g.panel(t);
+    let mut a = vec![T::zero(); w * w];
+    for (k, r) in panel.clone().enumerate() {
+        let i = rows
+            .iter()
+            .position(|&q| q == r)
+            .expect("the diagonal block's grid row holds its rows");
+        for jj in 0..w {
+            a[k + jj * w] = vals[i + jj * ld];
+        }
+    }
+    let mut first_zero = None;
+    for j in 0..w {
+        let pivot = a[j + j * w];
+        if pivot == T::zero() {
+            first_zero = Some(j);
+            break;
+        }
+        for i in j + 1..w {
+            a[i + j * w] /= pivot;
+        }
+        for jj in j + 1..w {
+            let u = a[j + jj * w];
+            for i in j + 1..w {
+                let l = a[i + j * w];
+                a[i + jj * w] -= l * u;
+            }
+        }
+    }
+    Some(Chosen {
+        rows: panel.collect(),
+        a00: a,
+        first_zero,
+    })
 }
 
 #[cfg(test)]

@@ -231,7 +231,7 @@ fn plan_shape(
             return Err(LuError::InvalidParams("2D LU has one layer".into()));
         }
         LuAlgorithm::TwoD => Some(1),
-        LuAlgorithm::Conflux => params.layers,
+        _ => params.layers,
     };
     if let Some(c) = layers.filter(|&c| c == 0 || c > p) {
         return Err(LuError::InvalidParams(format!(
@@ -239,6 +239,7 @@ fn plan_shape(
         )));
     }
     let (grid, v) = match params.grid {
+        _ if params.algorithm.square_layers() => square_layers_plan((m, n), p, params, &cost)?,
         Some(g) => {
             let v = match params.block {
                 Some(v) => v,
@@ -281,6 +282,67 @@ fn plan_shape(
         return Err(LuError::InvalidParams("2D LU has one layer".into()));
     }
     Ok((grid, v))
+}
+
+/// Seed 001's 2.5D LU plans (with and without pivoting): layers of `q × q` ranks,
+/// `q = ⌊√(P/c)⌋`, for `c` from 1 to `⌊P^(1/3)⌋` (or the `c` given), the one of least exact
+/// volume per rank (ties to fewer layers), its tile width as [`choose_width`] finds it; a given
+/// grid must have square layers. Ranks beyond `q²·c` idle, whatever the idle fraction allowed:
+/// the algorithm's layers are square.
+fn square_layers_plan(
+    (m, n): (usize, usize),
+    p: usize,
+    params: &LuParams,
+    cost: &impl Fn(TileGrid, usize) -> f64,
+) -> Result<(TileGrid, usize), LuError> {
+    let width = |g: TileGrid| match params.block {
+        Some(v) => v,
+        None => choose_width(g.c, None, |v| cost(g, v)),
+    };
+    if let Some(g) = params.grid {
+        if g.px != g.py {
+            return Err(LuError::InvalidParams(format!(
+                "{} takes square layers, not {g}",
+                params.algorithm
+            )));
+        }
+        return Ok((g, width(g)));
+    }
+    let cube = (1..=p).take_while(|c| c * c * c <= p).last().unwrap_or(1);
+    let depths = match params.layers {
+        Some(c) => c..=c,
+        None => 1..=cube,
+    };
+    let memory = params.memory_words.map(|w| w as f64);
+    let mut best: Option<(TileGrid, f64)> = None;
+    for c in depths {
+        let q = ((p / c) as f64).sqrt() as usize;
+        let q = (q.saturating_sub(1)..=q + 1)
+            .rev()
+            .find(|&q| q > 0 && q * q * c <= p)
+            .unwrap_or(0);
+        let g = TileGrid { px: q, py: q, c };
+        if q == 0 || memory.is_some_and(|w| g.replica_words_of((m, n)) > w) {
+            continue;
+        }
+        let v = params.block.unwrap_or(widths(c, None)[0]);
+        if c > v {
+            continue;
+        }
+        let words = cost(g, v);
+        if best.is_none_or(|(_, b)| words < b * (1.0 - 1e-9)) {
+            best = Some((g, words));
+        }
+    }
+    let Some((grid, _)) = best else {
+        return Err(LuError::Grid(
+            redblue_pipeline::GridError::NotEnoughMemory {
+                needed: m as f64 * n as f64 / p.max(1) as f64,
+                available: memory.unwrap_or(f64::INFINITY),
+            },
+        ));
+    };
+    Ok((grid, width(grid)))
 }
 
 /// COnfLUX's tile width on `grid`, narrowed from `v` (through the widths
@@ -358,8 +420,9 @@ fn exact_volume_is_cheap(n: usize, p: usize) -> bool {
 /// How each algorithm chooses its pivots.
 pub(crate) fn pivoting_of(algorithm: LuAlgorithm) -> Pivoting {
     match algorithm {
-        LuAlgorithm::Conflux => Pivoting::Tournament,
+        LuAlgorithm::Conflux | LuAlgorithm::CaPivot25d => Pivoting::Tournament,
         LuAlgorithm::TwoD => Pivoting::Partial,
+        LuAlgorithm::NoPivot25d => Pivoting::None,
     }
 }
 

@@ -12,15 +12,16 @@ use redblue_pipeline::{part, Geometry, Shares, StepModel, StepSizes};
 use std::ops::Range;
 
 impl StepModel for Pivoting {
-    fn holders(&self, g: &Geometry, _t: usize) -> Range<usize> {
+    fn holders(&self, g: &Geometry, t: usize) -> Range<usize> {
         match self {
             Pivoting::Tournament => 0..butterfly_size(g.px),
             Pivoting::Partial => 0..1,
+            Pivoting::None => g.solver_row(t)..g.solver_row(t) + 1,
         }
     }
 
     fn pivots(&self) -> bool {
-        true
+        *self != Pivoting::None
     }
 
     fn shares(&self) -> Shares {
@@ -141,7 +142,7 @@ fn pivot_costs(
                 );
             }
         }
-        Pivoting::Partial => {}
+        Pivoting::Partial | Pivoting::None => {}
     }
 }
 
@@ -161,7 +162,7 @@ fn pivot_words(g: &Geometry, pivoting: Pivoting, t: usize, active: &[usize]) -> 
                 .sum::<usize>()
         }
         Pivoting::Partial if px > 1 => px * 2 * w * (px - 1) + w * w * (px - 1),
-        Pivoting::Partial => 0,
+        Pivoting::Partial | Pivoting::None => 0,
     }
 }
 
@@ -251,6 +252,7 @@ mod tests {
             for x in 0..g.px {
                 let per_participant = match pivoting {
                     Pivoting::Tournament => tournament_transfers(&avail, w, x),
+                    Pivoting::None => Vec::new(),
                     Pivoting::Partial => {
                         let winners: Vec<usize> = piv.iter().map(|&r| g.row_px(r)).collect();
                         partial_transfers(g.px, w, x, &winners)
@@ -272,7 +274,7 @@ mod tests {
             }
             let members = broadcast_members(g, pivoting.holders(g, t), t);
             for r in 0..p {
-                for tr in tree_transfers(r, &members, 1 + w) {
+                for tr in tree_transfers(r, &members, pivoting.meta_words(w)) {
                     add(r, &tr, 8);
                 }
                 for tr in tree_transfers(r, &members, w * w) {
@@ -307,7 +309,7 @@ mod tests {
             add(r, &volume::all_reduce(r, p, 2), 8);
         }
         // The pivots to the idle ranks.
-        if p > g.ranks() {
+        if p > g.ranks() && pivoting.pivots() {
             let members: Vec<usize> = std::iter::once(0).chain(g.ranks()..p).collect();
             for r in 0..p {
                 for tr in tree_transfers(r, &members, g.factored()) {
@@ -381,7 +383,7 @@ mod tests {
             let g = Geometry::rect(m, n, v, TileGrid { px, py, c });
             for k in [1, 3, 7] {
                 let pivots = scattered_pivots(m, n, v, k);
-                for pivoting in [Pivoting::Tournament, Pivoting::Partial] {
+                for pivoting in [Pivoting::Tournament, Pivoting::Partial, Pivoting::None] {
                     if pivoting == Pivoting::Partial && c > 1 {
                         continue;
                     }
