@@ -15,8 +15,8 @@ use redblue::core::{c32, c64};
 use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::lu::{
-    lu_in_place_with, lu_lower_bound, lu_with, two_d_words, LookAhead, LuAlgorithm, LuParams,
-    LuPlan, TileGrid,
+    lu_in_place_with, lu_lower_bound, lu_with, two_d_words, two_five_d_messages, two_five_d_words,
+    LookAhead, LuAlgorithm, LuParams, LuPlan, TileGrid,
 };
 use redblue::Error;
 use serde_json::json;
@@ -268,8 +268,18 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     })
 }
 
+/// Seed 001's cost formulas of its 2.5D LU at a plan's layers and ranks — `N²/√(cP)` words
+/// and `√(cP)·log₂ P` messages per rank — for its two algorithms; `None` for the others.
+fn paper_cost(n: usize, algorithm: LuAlgorithm, grid: TileGrid) -> Option<(f64, f64)> {
+    algorithm.square_layers().then(|| {
+        let (p, c) = (grid.ranks() as f64, grid.c as f64);
+        (two_five_d_words(n as f64, p, c), two_five_d_messages(p, c))
+    })
+}
+
 /// Prints the plan fields (`plan lu`).
 fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
+    let paper = paper_cost(args.n, args.algorithm, planned.grid);
     if args.json {
         let line = json!({
             "op": "lu", "n": args.n, "ranks": p, "ranks_used": planned.grid.ranks(),
@@ -281,6 +291,7 @@ fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
             "two_d_words": planned.two_d_words,
             "lower_bound_words": planned.lower_bound_words,
             "memory_words_max": planned.memory_words_max,
+            "paper_words": paper.map(|x| x.0), "paper_messages": paper.map(|x| x.1),
         });
         println!("{line}");
     } else {
@@ -311,6 +322,12 @@ fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
             "  lower bound       {:.0} words per rank",
             planned.lower_bound_words
         );
+        if let Some((words, messages)) = paper {
+            println!(
+                "  seed 001          N²/√(cP) = {words:.0} words, √(cP)·log₂ P = {messages:.0} \
+                 messages per rank (the O(·) taken as 1)"
+            );
+        }
         println!("  memory/rank       {} words", planned.memory_words_max);
     }
 }
@@ -485,6 +502,7 @@ fn compare_plans(args: &LuArgs) {
                     "model_received_max": x.model_received_max, "model": how(x),
                     "lower_bound_words": x.lower_bound_words,
                     "memory_words_max": x.memory_words_max,
+                    "paper_words": paper_cost(args.n, *a, x.grid).map(|c| c.0),
                 }),
                 Err(e) => json!({ "algorithm": a.to_string(), "error": e.to_string() }),
             })

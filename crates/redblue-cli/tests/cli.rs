@@ -357,11 +357,23 @@ fn plan_compare_lists_every_algorithm_next_to_the_bound() {
     assert_eq!(names, ["conflux", "2d", "2.5d-nopiv", "2.5d-ca"], "{v}");
     let sent = |i: usize| rows[i]["model_words"].as_u64().unwrap();
     assert!((0..4).all(|i| sent(i) > 0), "{v}");
-    // Seed 001's algorithms on square layers.
+    // Seed 001's algorithms on square layers, with the paper's N²/√(cP) next to the model.
     for row in &rows[2..] {
-        let grid: Vec<&str> = row["grid"].as_str().unwrap().split('x').collect();
+        let grid: Vec<usize> = row["grid"]
+            .as_str()
+            .unwrap()
+            .split('x')
+            .map(|x| x.parse().unwrap())
+            .collect();
         assert_eq!(grid[0], grid[1], "{v}");
+        let (p, c) = ((grid[0] * grid[1] * grid[2]) as f64, grid[2] as f64);
+        let formula = 2048.0 * 2048.0 / (c * p).sqrt();
+        assert!(
+            (row["paper_words"].as_f64().unwrap() - formula).abs() < 1e-6 * formula,
+            "{v}"
+        );
     }
+    assert!(rows[0]["paper_words"].is_null(), "{v}");
     let out = redblue(&[
         "plan",
         "gemm",
