@@ -78,6 +78,26 @@ pub fn check_lu_residuals<C: Communicator, T: KernelScalar>(comm: &C) {
     }
 }
 
+/// The LU residual of a rectangular matrix's factors (tall and wide) passes, and fails when one
+/// entry of `A` moves (the factors then belong to another matrix).
+pub fn check_rectangular_lu_residuals<C: Communicator, T: KernelScalar>(comm: &C) {
+    let p = comm.size();
+    for (m, n) in [(41, 13), (13, 41)] {
+        let layout = BlockCyclic::new(m, n, 4, 4, 1, p).unwrap();
+        let a = OwnedDistMatrix::<T, _>::random(comm, layout, 1).unwrap();
+        let fac = lu(comm, &a, &LuParams::default().with_block(4)).unwrap();
+        let honest = lu_residual(comm, &a, &fac).unwrap();
+        assert!((0.0..=1.0).contains(&honest), "{m}x{n}: {honest}");
+        let delta = 100.0 * LU_THRESHOLD * m.max(n) as f64 * eps::<T>();
+        let other = perturbed(&a, m - 1, n - 1, delta * a.norm_one(comm).unwrap().to_f64());
+        let r = lu_residual(comm, &other, &fac).unwrap();
+        assert!(
+            r > LU_THRESHOLD,
+            "{m}x{n}: A changed in one entry passes: {r}"
+        );
+    }
+}
+
 /// The GEMM residual passes for an honest product (any ops, α, β) and fails when one entry of
 /// `C` moves.
 pub fn check_gemm_residual<C: Communicator, T: KernelScalar>(comm: &C) {
@@ -250,6 +270,8 @@ pub fn check_all<C: Communicator>(comm: &C) {
     check_lu_residuals::<C, f32>(comm);
     check_lu_residuals::<C, c64>(comm);
     check_lu_residuals::<C, c32>(comm);
+    check_rectangular_lu_residuals::<C, f64>(comm);
+    check_rectangular_lu_residuals::<C, c32>(comm);
     check_gemm_residual::<C, f64>(comm);
     check_gemm_residual::<C, f32>(comm);
     check_gemm_residual::<C, c64>(comm);

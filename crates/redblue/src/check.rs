@@ -16,7 +16,10 @@ use crate::Error;
 use redblue_cholesky::CholeskyFactor;
 use redblue_comm::{CommError, Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::{random, Op, RealScalar, Scalar, Uplo};
-use redblue_dist::{DistMatrix, Layout, OwnedDistMatrix};
+use redblue_dist::{
+    transform, BlockCyclic, BlockCyclicSubmatrix, BorrowedDistMatrixMut, DistMatrix, DistMatrixMut,
+    Layout, OwnedDistMatrix,
+};
 use redblue_gemm::{multiply, Algorithm, GemmShape, PlanOptions};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::LuFactors;
@@ -35,7 +38,8 @@ pub const GEMM_THRESHOLD: f64 = 10.0;
 /// [`random::uniform`]`(j, 0, PROBE_SEED)`.
 pub const PROBE_SEED: u64 = 0x5EED_C4EC;
 
-/// `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)` for the factors of `a`.
+/// `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)` for the factors of `a`, square or rectangular (`M × N`: `L`'s
+/// first `min(M, N)` columns times `U`'s first `min(M, N)` rows, `N` the rows of `a`).
 ///
 /// # Collective
 /// # Errors
@@ -52,7 +56,41 @@ where
 {
     let l = factors.lower(comm)?;
     let u = factors.upper(comm)?;
-    factor_residual(comm, a, factors.perm(), &l, &u)
+    let (m, n) = a.shape();
+    // `lower()` and `upper()` are `M × N` each: the tall `L` gets zero columns up to `M`, the
+    // wide `U` zero rows up to `N`, and the product is `L·U` of their trapezoids.
+    if m > n {
+        let l = padded(comm, &l, (m, m))?;
+        factor_residual(comm, a, factors.perm(), &l, &u)
+    } else if m < n {
+        let u = padded(comm, &u, (n, n))?;
+        factor_residual(comm, a, factors.perm(), &l, &u)
+    } else {
+        factor_residual(comm, a, factors.perm(), &l, &u)
+    }
+}
+
+/// `x` in the top left corner of a `rows × cols` matrix of zeros (block-cyclic, `1 × P`).
+fn padded<T, C, L>(
+    comm: &C,
+    x: &OwnedDistMatrix<T, L>,
+    (rows, cols): (usize, usize),
+) -> Result<OwnedDistMatrix<T, BlockCyclic>, Error>
+where
+    T: KernelScalar,
+    C: Communicator,
+    L: Layout,
+{
+    let p = comm.size();
+    let parent = BlockCyclic::new(rows, cols, 64, 64, 1, p)?;
+    let mut out = OwnedDistMatrix::zeros(comm, parent.clone())?;
+    let (r, c) = x.shape();
+    // On a `1 × P` grid every rank holds every row: its local array's leading dimension.
+    let corner = BlockCyclicSubmatrix::new(parent, 0..r, 0..c, vec![rows.max(1); p])?;
+    let len = corner.local_len(comm.rank()).min(out.local().len());
+    let mut view = BorrowedDistMatrixMut::new(comm, corner, &mut out.local_mut()[..len])?;
+    transform(comm, T::one(), x, Op::NoTrans, T::zero(), &mut view)?;
+    Ok(out)
 }
 
 /// `‖P·A − L·U‖₁ / (‖A‖₁·N·ε)`, row `i` of `P·A` being row `perm[i]` of `a`; `l` and `u` in

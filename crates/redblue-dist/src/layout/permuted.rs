@@ -1,6 +1,6 @@
 //! [`RowPermuted`]: the rows of a matrix in another order, stored where they already are.
 
-use super::Layout;
+use super::{split_index, Layout};
 use crate::DistError;
 
 /// The matrix `P·A` seen in the storage of `A`: row `i` of `P·A` is row `perm[i]` of `A`, so
@@ -35,7 +35,11 @@ impl<L: Layout> RowPermuted<L> {
                 "a row permutation of {m} rows must hold each of 0..{m} once"
             )));
         }
-        let inner_block_row = perm.iter().map(|&r| inner.block_of(r, 0).0).collect();
+        // The block row alone (a matrix of no columns has rows, and no column 0 to ask with).
+        let inner_block_row = perm
+            .iter()
+            .map(|&r| split_index(inner.row_splits(), r))
+            .collect();
         Ok(RowPermuted {
             inner,
             perm,
