@@ -394,32 +394,7 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
             },
         );
         let mine = best.map_or([-1.0, -1.0], |(v, r)| [v, r as f64]);
-        let mut all = vec![[-1.0f64, -1.0]; px];
-        all[x] = mine;
-        let mut theirs = vec![[0.0f64; 2]; px];
-        {
-            let mut requests = Vec::new();
-            for o in (0..px).filter(|&o| o != x) {
-                requests.push(comm.isend(&mine, rank_of(o), TAG_MAX)?);
-            }
-            for (o, slot) in theirs.iter_mut().enumerate().filter(|(o, _)| *o != x) {
-                comm.recv(slot, rank_of(o), TAG_MAX)?;
-            }
-            wait_all(requests)?;
-        }
-        for o in (0..px).filter(|&o| o != x) {
-            all[o] = theirs[o];
-        }
-        let (value, row) =
-            all.iter()
-                .filter(|c| c[1] >= 0.0)
-                .fold((-1.0f64, f64::INFINITY), |(bv, br), c| {
-                    if c[0] > bv || (c[0] == bv && c[1] < br) {
-                        (c[0], c[1])
-                    } else {
-                        (bv, br)
-                    }
-                });
+        let (value, row) = largest_candidate(comm, x, px, &rank_of, mine)?;
         let row = row as usize;
         if value == 0.0 {
             first_zero.get_or_insert(j);
@@ -476,6 +451,40 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
         a00,
         first_zero,
     }))
+}
+
+/// Every participant's best candidate `[|value|, row]` (`[-1, -1]` for none) sent to every
+/// other; the largest of all, ties to the lowest row, as `(|value|, row)`.
+///
+/// # Errors
+/// A communication failure.
+fn largest_candidate<C: Communicator>(
+    comm: &C,
+    x: usize,
+    px: usize,
+    rank_of: &impl Fn(usize) -> usize,
+    mine: [f64; 2],
+) -> Result<(f64, f64), CommError> {
+    let mut all = vec![[-1.0f64, -1.0]; px];
+    all[x] = mine;
+    let mut requests = Vec::new();
+    for o in (0..px).filter(|&o| o != x) {
+        requests.push(comm.isend(&mine, rank_of(o), TAG_MAX)?);
+    }
+    for (o, slot) in all.iter_mut().enumerate().filter(|(o, _)| *o != x) {
+        comm.recv(slot, rank_of(o), TAG_MAX)?;
+    }
+    wait_all(requests)?;
+    Ok(all
+        .iter()
+        .filter(|c| c[1] >= 0.0)
+        .fold((-1.0f64, f64::INFINITY), |(bv, br), c| {
+            if c[0] > bv || (c[0] == bv && c[1] < br) {
+                (c[0], c[1])
+            } else {
+                (bv, br)
+            }
+        }))
 }
 
 /// No pivoting, on participant `x` of step `t`'s panel ranks: the one holding the diagonal
