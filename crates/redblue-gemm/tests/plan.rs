@@ -5,7 +5,7 @@
 //! other ops or more ranks is the same error on every rank, before anything moves.
 
 use redblue_comm::{run_ranks, CommStats, Communicator};
-use redblue_core::{c64, Op, RealScalar, Scalar};
+use redblue_core::{c32, c64, Op, RealScalar, Scalar};
 use redblue_dist::{AnyLayout, BlockCyclic, DistMatrix, OwnedDistMatrix};
 use redblue_gemm::{
     gemm_with, multiply, Algorithm, Dim, GemmError, GemmParams, GemmPlan, GemmShape, PlanError,
@@ -257,6 +257,18 @@ fn carma_is_right_and_measures_its_plan_on_up_to_64_ranks() {
         let plan = GemmPlan::new(shape, ops, p, &options).unwrap();
         assert_eq!(plan.ranks(), 1 << p.ilog2(), "{plan}");
         check_both(&plan);
+    }
+    // The other two scalars (f64 and c64 above).
+    for p in [3, 8, 16] {
+        let plan = GemmPlan::new(
+            GemmShape::new(20, 18, 33),
+            (Op::NoTrans, Op::NoTrans),
+            p,
+            &options,
+        )
+        .unwrap();
+        check::<f32>(&plan, Layouts::Native);
+        check::<c32>(&plan, Layouts::BlockCyclic);
     }
 }
 
