@@ -281,8 +281,30 @@ fn measured_words_equal_the_model_exactly() {
 
 #[test]
 fn look_ahead_moves_the_same_words_and_gives_the_same_factors() {
-    // Grids with and without layers, one-rank grid rows (the waiting update), idle ranks.
+    // Grids with and without layers, one-rank grid rows (the waiting update), idle ranks;
+    // one layer, where the panel is solved on its owner and broadcast along the grid rows.
     for (n, p, grid, v, algorithm) in [
+        (
+            53,
+            2,
+            Some(TileGrid { px: 1, py: 2, c: 1 }),
+            4,
+            LuAlgorithm::TwoD,
+        ),
+        (
+            61,
+            6,
+            Some(TileGrid { px: 2, py: 3, c: 1 }),
+            4,
+            LuAlgorithm::Conflux,
+        ),
+        (
+            43,
+            5,
+            Some(TileGrid { px: 2, py: 2, c: 1 }),
+            5,
+            LuAlgorithm::TwoD,
+        ),
         (
             47,
             8,

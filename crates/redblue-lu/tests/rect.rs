@@ -274,3 +274,38 @@ fn rectangular_errors_are_the_same_on_every_rank() {
     assert!(e5.as_ref().unwrap().contains("square"), "{e5:?}");
     assert!(e6.as_ref().unwrap().contains("7x30"), "{e6:?}");
 }
+
+/// `write_factors` leaves in any layout what `packed()` with its rows in `perm`'s order holds:
+/// on grids of one process row (whose ranks put their rows in order locally), on layers, and
+/// on grids of several process rows; square, tall and wide; into block-cyclic layouts unlike
+/// the tiles.
+#[test]
+fn written_factors_are_the_packed_ones_in_lapacks_row_order() {
+    let grids = [(1, 2, 1), (1, 3, 1), (1, 2, 2), (2, 1, 1), (2, 2, 1)];
+    for (px, py, c) in grids {
+        let p = px * py * c;
+        for (m, n) in [(23, 23), (31, 12), (9, 26)] {
+            let grid = TileGrid { px, py, c };
+            let pr = params(LuAlgorithm::Conflux, Some(grid), 4);
+            let same = run_ranks(p, |comm| {
+                let layout = BlockCyclic::new(m, n, 3, 5, p.min(2), p / p.min(2)).unwrap();
+                let a =
+                    OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 7))
+                        .unwrap();
+                let fac = lu(&comm, &a, &pr).unwrap();
+                let mut out = OwnedDistMatrix::zeros(&comm, layout).unwrap();
+                fac.write_factors(&comm, &mut out).unwrap();
+                let packed = fac.packed(&comm).unwrap();
+                let expected = packed.permute_rows(&comm, fac.perm()).unwrap();
+                (
+                    out.gather(&comm, 0).unwrap(),
+                    expected.gather(&comm, 0).unwrap(),
+                )
+            });
+            let (Some(out), Some(expected)) = &same[0] else {
+                unreachable!("rank 0 gathers")
+            };
+            assert_eq!(out, expected, "{px}x{py}x{c}, {m}x{n}");
+        }
+    }
+}

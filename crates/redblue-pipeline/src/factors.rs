@@ -8,7 +8,7 @@ use crate::run::Run;
 use crate::solve::SolveError;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
 use redblue_comm::{CommError, CommStats, Communicator};
-use redblue_core::pool::recycle;
+use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{
@@ -310,6 +310,16 @@ impl<T: KernelScalar> TileFactors<T> {
     {
         let layout = self.geom.layer_layout()?;
         self.with_layer_0(comm, |tiles| match perm {
+            // One process row: every rank holding tiles holds whole columns, so the rows are
+            // put in `perm`'s order locally and the columns move as they are (a row-permuted
+            // transform would plan and pack every row on its own).
+            Some(perm) if self.geom.px == 1 => {
+                let permuted = rows_in_order(tiles, perm);
+                let src = BorrowedDistMatrix::new(comm, layout, &permuted)?;
+                let done = put(comm, &src, op, dst, triangle);
+                recycle(permuted);
+                done
+            }
             Some(perm) => {
                 let rows = RowPermuted::new(layout, perm.to_vec())?;
                 let src = BorrowedDistMatrix::new(comm, rows, &tiles.data)?;
@@ -420,6 +430,24 @@ fn diagonal_blocks<T: Scalar, C: Communicator>(
 }
 
 /// `dst = op(src)` (only `dst`'s `triangle` when given).
+/// `tiles`' local array with its rows in `perm`'s order (local row `i` of the result is global
+/// row `perm[i]`); `tiles` must hold every row (one process row) or none.
+fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
+    let ld = tiles.rows.len();
+    let mut out = take_buffer(tiles.data.len(), T::zero());
+    if ld == 0 {
+        return out;
+    }
+    debug_assert_eq!(ld, perm.len());
+    let at: Vec<usize> = perm.iter().map(|&r| tiles.row_position(r)).collect();
+    for (to, from) in out.chunks_exact_mut(ld).zip(tiles.data.chunks_exact(ld)) {
+        for (x, &k) in to.iter_mut().zip(&at) {
+            *x = from[k];
+        }
+    }
+    out
+}
+
 fn put<T, C, A, B>(
     comm: &C,
     src: &A,

@@ -280,6 +280,11 @@ impl<T: Copy> Tiles<T> {
         self.rows.len()
     }
 
+    /// Local position of global row `i` (it must be held here).
+    pub fn row_position(&self, i: usize) -> usize {
+        self.row_pos[i]
+    }
+
     /// Position of global `(i, j)` in the local array (it must be held here).
     pub fn index(&self, i: usize, j: usize) -> usize {
         self.row_pos[i] + self.col_pos[j] * self.rows.len()
