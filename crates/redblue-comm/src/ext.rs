@@ -35,6 +35,28 @@ pub trait CommunicatorExt: Communicator {
         Ok(())
     }
 
+    /// The root's part of [`CommunicatorExt::tree_broadcast`] started, not waited for: `buf`
+    /// posted to the root's children (the same messages, in the same order), the requests
+    /// returned. The root goes on while its children are still busy; the other members call
+    /// `tree_broadcast` as usual, the root does not. Nothing is posted unless this rank is
+    /// `members[0]`.
+    ///
+    /// # Errors
+    /// A communication failure.
+    fn post_tree_broadcast<'a, T: Datum>(
+        &'a self,
+        buf: &'a [T],
+        members: &[usize],
+    ) -> Result<Vec<Self::Request<'a>>, CommError> {
+        if members.first() != Some(&self.rank()) {
+            return Ok(Vec::new());
+        }
+        std::iter::successors(Some(1usize), |d| d.checked_mul(2))
+            .take_while(|&d| d < members.len())
+            .map(|d| self.isend(buf, members[d], TREE_TAG))
+            .collect()
+    }
+
     /// `op` over every rank's single value, returned on every rank.
     ///
     /// # Collective

@@ -18,7 +18,10 @@
 //! On grids whose grid rows are one rank (`Py·c = 1`) the panel is solved in place, and the
 //! update of the columns right of the next panel waits a step and is then done for
 //! [`DEFER_DEPTH`] panels at once (`k = 2v`: the trailing block streams through memory half as
-//! often); a deferred update reaches the next pivot rows before their `U01` is formed.
+//! often); a deferred update reaches the next pivot rows before their `U01` is formed. On
+//! one-layer grids of one process row (`1 × Py × 1`, every rank holding every row) the same:
+//! the waiting `L10` is kept aside with its rows' indices, and the ranks take turns — the next
+//! panel's owner waits while the others do two steps' update at once.
 
 use crate::pivot::{none, partial, tournament, Chosen};
 use crate::LuError;
@@ -70,6 +73,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         max_u: 0.0,
         pending: None,
         now: None,
+        stacked: None,
     };
     let done = run(comm, g, local, &mut hooks, options)?;
     match done.stopped {
@@ -99,6 +103,17 @@ struct Waiting<T> {
     ld: usize,
     k: usize,
     from: usize,
+    /// On a grid of one process row (panels not in place): the waiting panel's `L10` on the
+    /// active rows, `rows.len() × k` column-major, and those rows (global, in the order they
+    /// had); empty with the panel in place, where `L10` stays in the tiles.
+    l10: Vec<T>,
+    rows: Vec<usize>,
+}
+
+/// Whether the update right of the next panel waits a step: with the panel in place, and on
+/// one-layer grids of one process row (`1 × Py × 1`), where every rank holds every row.
+fn defers(g: &Geometry, in_place: bool) -> bool {
+    in_place || (g.px == 1 && g.c == 1)
 }
 
 /// The `U` side of a step's update on one rank: `U01` of its columns (`my_cols`), its layer's
@@ -119,6 +134,9 @@ struct Lu<T> {
     /// During a step with the panel in place: the local column of the first panel whose
     /// update is being done, and how many panels that is.
     now: Option<(usize, usize)>,
+    /// During a step on a grid of one process row that does a waiting update: the waiting
+    /// panel's `L10` and this step's side by side on my active rows (`my_rows × k`).
+    stacked: Option<Vec<T>>,
 }
 
 impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
@@ -222,6 +240,9 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         if st.in_place {
             return self.update_in_place(st, step, right, cols);
         }
+        if defers(&st.g, false) {
+            return self.update_one_row(st, step, panel, right, cols);
+        }
         let (mr, ks, a_start, par) = (step.my_rows.len(), step.share.len(), st.a_start, st.par);
         if mr == 0 || ks == 0 || cols.is_empty() {
             return Ok(());
@@ -247,6 +268,9 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
 
     fn end_step(&mut self, _st: &State<T>, _step: &Step, right: URight<T>) {
         self.now = None;
+        if let Some(stacked) = self.stacked.take() {
+            recycle(stacked);
+        }
         recycle(right.u);
     }
 
@@ -257,8 +281,8 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
     fn final_before(&self, st: &State<T>, step: &Step) -> usize {
         // The waiting panels' L10 stays live, following the swaps, while their update waits.
         match &self.pending {
-            Some(wait) => st.tiles.cols[wait.first_col],
-            None => step.panel.end,
+            Some(wait) if st.in_place => st.tiles.cols[wait.first_col],
+            _ => step.panel.end,
         }
     }
 
@@ -273,16 +297,24 @@ impl<T: KernelScalar> Lu<T> {
         let Some(wait) = &self.pending else {
             return Ok(());
         };
-        let (k, ld, n) = (st.a_start - step.piv_start, st.tiles.ld(), st.g.n);
+        let (k, ld) = (st.a_start - step.piv_start, st.tiles.ld());
         let first = step.first_col;
         if k == 0 || first >= st.tiles.cols.len() {
             return Ok(());
         }
+        let cols = step.my_cols.len();
+        let piv_rows = (!wait.rows.is_empty())
+            .then(|| rows_of_waiting(wait, &st.tiles.rows[step.piv_start..st.a_start], st.g.m));
         let (left, right) = st.tiles.data.split_at_mut(first * ld);
-        let cols = n - step.panel.end;
+        let l10 = match &piv_rows {
+            Some(rows) => MatRef::from_slice(rows, k, wait.k, k)?,
+            None => {
+                MatRef::from_slice(&left[wait.first_col * ld + step.piv_start..], k, wait.k, ld)?
+            }
+        };
         gemm(
             T::zero() - T::one(),
-            MatRef::from_slice(&left[wait.first_col * ld + step.piv_start..], k, wait.k, ld)?,
+            l10,
             Op::NoTrans,
             MatRef::from_slice(&wait.u[wait.from * wait.ld..], wait.k, cols, wait.ld)?,
             Op::NoTrans,
@@ -290,6 +322,9 @@ impl<T: KernelScalar> Lu<T> {
             MatMut::from_slice(&mut right[step.piv_start..], k, cols, ld)?,
             st.par,
         )?;
+        if let Some(rows) = piv_rows {
+            recycle(rows);
+        }
         Ok(())
     }
 
@@ -362,9 +397,10 @@ impl<T: KernelScalar> Lu<T> {
         let (g, w, nc) = (st.g, step.panel.len(), step.my_cols.len());
         let share = step.share.clone();
         let ks = share.len();
+        let defer = defers(&g, st.in_place);
         let (mut u, ld, from, off) = match self.pending.as_mut() {
-            Some(wait) if st.in_place => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
-            _ if st.in_place => {
+            Some(wait) if defer => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
+            _ if defer => {
                 let ld = DEFER_DEPTH * g.v;
                 (take_buffer(ld * nc, T::zero()), ld, 0, 0)
             }
@@ -439,6 +475,8 @@ impl<T: KernelScalar> Lu<T> {
                 ld: right.ld,
                 k: kb,
                 from: right.from + step.next,
+                l10: Vec::new(),
+                rows: Vec::new(),
             });
             return Ok(());
         }
@@ -468,6 +506,111 @@ impl<T: KernelScalar> Lu<T> {
         )?;
         Ok(())
     }
+}
+
+impl<T: KernelScalar> Lu<T> {
+    /// Step 8 on a one-layer grid of one process row (`L10` in the owner's tiles or in
+    /// [`Panel::share`]): as [`Lu::update_in_place`], the next panel's columns now and the
+    /// others a step later with both steps' `L10` side by side (`k = 2v`); the waiting `L10`
+    /// is kept with its rows' global indices, so the row moves between need not follow it.
+    fn update_one_row(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        panel: &Panel<T>,
+        right: &mut URight<T>,
+        cols: Range<usize>,
+    ) -> Result<(), LuError> {
+        let (mr, nc) = (step.my_rows.len(), step.my_cols.len());
+        let (m, a_start, par) = (st.g.m, st.a_start, st.par);
+        let kb = right.off + step.share.len();
+        if self.now.is_none() {
+            self.now = Some((0, 1));
+            if let Some(wait) = self.pending.take() {
+                let (l10, _, _) = st.update_operands(step, panel)?;
+                let mut stacked = rows_of_waiting(&wait, &step.my_rows, m);
+                stacked.resize(mr * kb, T::zero());
+                for jj in 0..l10.ncols() {
+                    let at = (wait.k + jj) * mr;
+                    stacked[at..at + mr].copy_from_slice(&l10.col(jj)[..mr]);
+                }
+                recycle(wait.l10);
+                self.stacked = Some(stacked);
+            }
+        }
+        // A rank waits when it holds the next panel's columns: the ranks of a grid row take
+        // turns, one doing both steps' update while the next panel's owner goes ahead (the
+        // panel's broadcasts do not wait for their receivers).
+        let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
+        if is_rest && self.stacked.is_none() && nc > step.next {
+            let (l10, _, _) = st.update_operands(step, panel)?;
+            let mut kept = take_buffer(mr * kb, T::zero());
+            for (jj, out) in kept.chunks_exact_mut(mr.max(1)).enumerate().take(kb) {
+                out.copy_from_slice(&l10.col(jj)[..mr]);
+            }
+            self.pending = Some(Waiting {
+                first_col: 0,
+                panels: 1,
+                u: std::mem::take(&mut right.u),
+                ld: right.ld,
+                k: kb,
+                from: right.from + step.next,
+                l10: kept,
+                rows: step.my_rows.clone(),
+            });
+            return Ok(());
+        }
+        if mr == 0 || cols.is_empty() || kb == 0 {
+            return Ok(());
+        }
+        let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
+        let l = match &self.stacked {
+            Some(stacked) => MatRef::from_slice(stacked, mr, kb, mr)?,
+            None => l10,
+        };
+        gemm(
+            T::zero() - T::one(),
+            l,
+            Op::NoTrans,
+            MatRef::from_slice(
+                &right.u[(right.from + cols.start) * right.ld..],
+                kb,
+                cols.len(),
+                right.ld,
+            )?,
+            Op::NoTrans,
+            T::one(),
+            MatMut::from_slice(
+                &mut tiles_right[cols.start * ld + a_start..],
+                mr,
+                cols.len(),
+                ld,
+            )?,
+            par,
+        )?;
+        Ok(())
+    }
+}
+
+/// The waiting `L10` on `rows` (global, each among the waiting rows), `rows.len() × wait.k`
+/// column-major, in a pooled buffer; `m` is the matrix's row count.
+fn rows_of_waiting<T: KernelScalar>(wait: &Waiting<T>, rows: &[usize], m: usize) -> Vec<T> {
+    let mut at = vec![usize::MAX; m];
+    for (i, &r) in wait.rows.iter().enumerate() {
+        at[r] = i;
+    }
+    let (n, k) = (wait.rows.len(), wait.k);
+    let mut out = take_buffer(rows.len() * k, T::zero());
+    for j in 0..k {
+        let src = &wait.l10[j * n..(j + 1) * n];
+        for (o, &r) in out[j * rows.len()..(j + 1) * rows.len()]
+            .iter_mut()
+            .zip(rows)
+        {
+            *o = src[at[r]];
+        }
+    }
+    out
 }
 
 /// The 1D piece of `U01` rank `(x, y, z)` solves: part `x + Px·z` of grid column `y`'s columns

@@ -11,8 +11,10 @@
 //!    them ([`TileAlgorithm::factor_diagonal`]: tournament or partial pivoting for LU, `potrf`
 //!    for Cholesky); with look-ahead, before the previous step's update of the other columns;
 //! 3. the block and (when the algorithm pivots) its rows go to every rank that lacks them (a
-//!    binomial tree, [`broadcast_members`]); every rank moves its rows of them in front of its
-//!    active rows (row masking: local swaps only);
+//!    binomial tree, [`broadcast_members`]; the root, like the panel's root in 7a, waits for
+//!    its sends only at the end of the step, so that it goes on while the others finish their
+//!    update); every rank moves its rows of them in front of its active rows (row masking:
+//!    local swaps only);
 //! 4. the panel's rows below the block, `R' × J`, go 1D over the `Py·c` ranks of each grid row
 //!    ([`l10_scatter_moves`]; nothing moves when a grid row is one rank: the panel is solved in
 //!    place), and 6. each piece is solved with the block ([`TileAlgorithm::solve_panel`]);
@@ -125,6 +127,9 @@ pub struct Panel<T> {
     /// `L10` on this rank's rows `Step::my_rows`, its layer's share of the columns:
     /// `my_rows.len() × share.len()` column-major (empty when in place: then in the tiles).
     pub share: Vec<T>,
+    /// On the panel's grid column, when solved there: my rows of `L10` for my grid row, to be
+    /// sent along it by the step loop (which waits for the sends at the end of the step).
+    pub outgoing: Vec<T>,
 }
 
 /// The hooks of one factorisation: what LU and Cholesky do differently in the loop of
@@ -211,14 +216,6 @@ pub trait TileAlgorithm<T: KernelScalar> {
     fn max_factor(&self) -> f64 {
         0.0
     }
-}
-
-/// A step's block as every rank has it after step 3.
-enum Broadcast<T> {
-    /// Its rows and the factored block.
-    Block(Vec<usize>, Vec<T>),
-    /// The first failing column (global).
-    Failed(usize),
 }
 
 /// One rank's state between steps.
@@ -323,14 +320,15 @@ impl<T: KernelScalar> State<T> {
         }
     }
 
-    /// Step 3: the block and its rows down the tree; `None` with the failing column.
-    fn broadcast<C: Communicator, M: StepModel>(
+    /// Step 3's two messages, filled on the ranks that chose the block: the first failing
+    /// column plus one (0 if none) followed by the block's rows when the algorithm pivots,
+    /// and the block.
+    fn block_message<M: StepModel>(
         &self,
-        comm: &C,
         model: &M,
         t: usize,
         chosen: Option<Diagonal<T>>,
-    ) -> Result<Broadcast<T>, CommError> {
+    ) -> (Vec<u64>, Vec<T>) {
         let panel = self.g.panel(t);
         let w = panel.len();
         let mut meta = vec![0u64; model.meta_words(w)];
@@ -350,19 +348,7 @@ impl<T: KernelScalar> State<T> {
             }
             block = ch.block;
         }
-        let members = broadcast_members(&self.g, model.holders(&self.g, t), t);
-        comm.tree_broadcast(&mut meta, &members)?;
-        comm.tree_broadcast(&mut block, &members)?;
-        if meta[0] > 0 {
-            recycle(block);
-            return Ok(Broadcast::Failed(panel.start + meta[0] as usize - 1));
-        }
-        let rows = if meta.len() > 1 {
-            meta[1..].iter().map(|&r| r as usize).collect()
-        } else {
-            panel.collect()
-        };
-        Ok(Broadcast::Block(rows, block))
+        (meta, block)
     }
 
     /// The rows of step `t`'s block in front of my active rows, and the step's facts.
@@ -544,6 +530,7 @@ impl<T: KernelScalar> State<T> {
             piece_rows,
             piece,
             share: l_share,
+            outgoing: Vec::new(),
         })
     }
 
@@ -567,10 +554,11 @@ impl<T: KernelScalar> State<T> {
         // 7a. Along my grid row, by a tree from the panel rank (ranks of a grid row hold the
         // same rows in the same local order).
         let mr = step.my_rows.len();
-        let mut l_share = Vec::new();
+        let (mut l_share, mut outgoing) = (Vec::new(), Vec::new());
         if let Some((x, _, _)) = self.coords.filter(|_| g.py > 1 && mr > 0) {
             let mut buf = take_buffer(mr * w, T::zero());
             if self.l10_in_tiles(step) {
+                // The root: the step loop posts the sends.
                 let at = self.tiles.col_pos(start) * ld + self.a_start;
                 for (dst, col) in buf
                     .chunks_exact_mut(mr)
@@ -578,11 +566,9 @@ impl<T: KernelScalar> State<T> {
                 {
                     dst.copy_from_slice(&col[..mr]);
                 }
-            }
-            comm.tree_broadcast(&mut buf, &row_broadcast_members(&g, step.t, x))?;
-            if self.l10_in_tiles(step) {
-                recycle(buf);
+                outgoing = buf;
             } else {
+                comm.tree_broadcast(&mut buf, &row_broadcast_members(&g, step.t, x))?;
                 l_share = buf;
             }
         }
@@ -590,6 +576,7 @@ impl<T: KernelScalar> State<T> {
             piece_rows: Vec::new(),
             piece: Vec::new(),
             share: l_share,
+            outgoing,
         })
     }
 
@@ -861,17 +848,36 @@ where
                 st.choose(comm, algo, t)?
             }
         };
-        // 3. The block and its rows to everyone.
-        let (piv, block) = match st.broadcast(comm, &model, t, chosen)? {
-            Broadcast::Block(rows, block) => (rows, block),
-            Broadcast::Failed(column) => {
-                out.failed = Some(column);
-                return Ok(());
-            }
+        // 3. The block and its rows to everyone: the root's sends are not waited for until
+        // the end of the step, so that it goes on while the others finish their update.
+        let (mut meta, mut block) = st.block_message(&model, t, chosen);
+        let members = broadcast_members(&g, model.holders(&g, t), t);
+        let mut sends = Vec::new();
+        if members.first() == Some(&comm.rank()) {
+            sends.extend(comm.post_tree_broadcast(&meta, &members)?);
+            sends.extend(comm.post_tree_broadcast(&block, &members)?);
+        } else {
+            comm.tree_broadcast(&mut meta, &members)?;
+            comm.tree_broadcast(&mut block, &members)?;
+        }
+        if meta[0] > 0 {
+            wait_all(sends)?;
+            out.failed = Some(g.panel(t).start + meta[0] as usize - 1);
+            return Ok(());
+        }
+        let piv = if meta.len() > 1 {
+            meta[1..].iter().map(|&r| r as usize).collect()
+        } else {
+            g.panel(t).collect()
         };
         let step = st.take_rows(t, piv);
         // 4., 6. and 7a. The panel.
         let panel = st.solve_and_spread(comm, &*algo, &step, &block)?;
+        let mut row_sends = Vec::new();
+        if let Some((x, _, _)) = st.coords.filter(|_| !panel.outgoing.is_empty()) {
+            let row = row_broadcast_members(&g, t, x);
+            row_sends = comm.post_tree_broadcast(&panel.outgoing, &row)?;
+        }
         // 5. and 7b. The U side.
         let mut right = algo.right_side(comm, st, &step, &block, &panel)?;
         // 8. The update: the next panel's columns first; then, with look-ahead, the next
@@ -883,9 +889,12 @@ where
         } else {
             algo.update(st, &step, &panel, &mut right, step.next..nc)?;
         }
+        wait_all(row_sends)?;
+        wait_all(sends)?;
         algo.end_step(st, &step, right);
         recycle(panel.piece);
         recycle(panel.share);
+        recycle(panel.outgoing);
         // 9. The block into layer 0's tiles.
         st.write_block(&step, &block, algo.block_part());
         let before = algo.final_before(st, &step);
