@@ -277,9 +277,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
         par,
         look_ahead: plan.look_ahead,
     };
-    let mut hooks = Chox {
-        model: plan.model(),
-    };
+    let mut hooks = Chox::new(plan.model());
     let done = run(comm, &geom, local, &mut hooks, options)?;
     if let Some(why) = done.stopped {
         recycle(done.local);

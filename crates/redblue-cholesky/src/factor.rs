@@ -10,7 +10,8 @@
 //!   `row_px(j)` that holds them after step 7a ([`transpose_moves`]) — nothing is reduced;
 //! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`,
 //!   tile column by tile column: a one-triangle product (`gemmt`) on the diagonal tile and a
-//!   `gemm` below it — half of LU's flops.
+//!   `gemm` below it — half of LU's flops; on grids whose grid rows are one rank the update
+//!   right of the next panel waits a step and is then done for two panels at once.
 //!
 //! Only the lower triangle of the native array is read or written (the matrix's upper triangle
 //! is factored as the lower triangle of its conjugate transpose, see [`crate::cholesky`]).
@@ -79,17 +80,52 @@ impl StepModel for CholeskyModel {
 }
 
 /// The `U` side of a step on one rank: `L10` on its columns right of the panel (`my_cols`),
-/// its layer's share of the panel columns, `my_cols.len() × share` column-major.
+/// its layer's share of the panel columns: `my_cols.len() × share` from row `from` of `l`
+/// (leading dimension `ld`) and its column `off`, the waiting panel's columns before it.
 pub(crate) struct LCols<T> {
     l: Vec<T>,
+    ld: usize,
+    from: usize,
+    off: usize,
+}
+
+/// An update waiting on a grid with the panel in place (`Py·c = 1`): the columns right of
+/// the next panel have not had the last step's update yet.
+struct Waiting<T> {
+    /// Local column of the waiting panel's `L10` in the tiles (the next panel's follows it).
+    first_col: usize,
+    /// Its `L10` on the columns right of it: rows from `from` of `l` (leading dimension `ld`,
+    /// room for two panels' columns), `k` columns.
+    l: Vec<T>,
+    ld: usize,
+    from: usize,
+    k: usize,
 }
 
 /// Cholesky's hooks.
-pub(crate) struct Chox {
+pub(crate) struct Chox<T> {
     pub model: CholeskyModel,
+    /// With the panel in place: the update right of the next panel waits a step and is then
+    /// done for two panels at once (`k = 2v`: the trailing triangle streams through memory
+    /// half as often).
+    pending: Option<Waiting<T>>,
+    /// During a step with the panel in place: the local column of the first panel whose update
+    /// is being done, and how many panels that is.
+    now: Option<(usize, usize)>,
 }
 
-impl<T: KernelScalar> TileAlgorithm<T> for Chox {
+impl<T> Chox<T> {
+    /// The hooks of `model`.
+    pub fn new(model: CholeskyModel) -> Self {
+        Chox {
+            model,
+            pending: None,
+            now: None,
+        }
+    }
+}
+
+impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     type Error = CholeskyError;
     type Model = CholeskyModel;
     type Right = LCols<T>;
@@ -184,7 +220,11 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
     ) -> Result<LCols<T>, CholeskyError> {
         let (nc, ks) = (step.my_cols.len(), step.share.len());
         let start = step.panel.start + step.share.start;
-        let mut l = take_buffer(nc * ks, T::zero());
+        let (mut l, ld, from, off) = match self.pending.as_mut() {
+            Some(wait) if st.in_place => (std::mem::take(&mut wait.l), wait.ld, wait.from, wait.k),
+            _ if st.in_place => (take_buffer(nc * 2 * st.g.v, T::zero()), nc, 0, 0),
+            _ => (take_buffer(nc * ks, T::zero()), nc, 0, 0),
+        };
         mark_positions(&mut st.pos[1], &step.my_rows);
         mark_positions(&mut st.pos[2], &step.my_cols);
         let moves = transpose_moves(&st.g, step.t, &step.rest);
@@ -195,11 +235,11 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
             &moves,
             |j, rows, out| st.l10_rows(step, panel, j, rows, out),
             |j, rows, vals| {
-                let column = &mut l[(j - start) * nc..(j - start + 1) * nc];
-                scatter_runs(column, rows, |r| pos_cols[r], vals);
+                let at = (off + j - start) * ld + from;
+                scatter_runs(&mut l[at..at + nc], rows, |r| pos_cols[r], vals);
             },
         )?;
-        Ok(LCols { l })
+        Ok(LCols { l, ld, from, off })
     }
 
     fn update(
@@ -210,13 +250,44 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
         right: &mut LCols<T>,
         cols: Range<usize>,
     ) -> Result<(), CholeskyError> {
-        let (mr, nc, ks) = (step.my_rows.len(), step.my_cols.len(), step.share.len());
+        let (mr, nc) = (step.my_rows.len(), step.my_cols.len());
+        let mut ks = step.share.len();
+        let mut first = None;
+        if st.in_place {
+            // The waiting panel and this one: their L10 from `first_col`, `ks` columns.
+            let (first_col, panels) = *self.now.get_or_insert_with(|| match self.pending.take() {
+                Some(wait) => (wait.first_col, 2),
+                None => (st.tiles.col_pos(step.panel.start), 1),
+            });
+            let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
+            if is_rest && panels == 1 && nc > step.next {
+                self.pending = Some(Waiting {
+                    first_col,
+                    l: std::mem::take(&mut right.l),
+                    ld: right.ld,
+                    from: right.from + step.next,
+                    k: ks,
+                });
+                return Ok(());
+            }
+            ks += right.off;
+            first = Some(first_col);
+        }
         if mr == 0 || ks == 0 || cols.is_empty() {
             return Ok(());
         }
         let (v, a_start, par) = (st.g.v, st.a_start, st.par);
-        let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
-        let l_cols = MatRef::from_slice(&right.l, nc, ks, nc.max(1))?;
+        let (l10, tiles_right, ld) = match first {
+            // In place every rank holds every column: the two panels' L10 are neighbours.
+            Some(first_col) => {
+                let ld = st.tiles.ld();
+                let (left, right_cols) = st.tiles.data.split_at_mut(step.first_col * ld);
+                let at = (first_col * ld + a_start).min(left.len());
+                (MatRef::from_slice(&left[at..], mr, ks, ld)?, right_cols, ld)
+            }
+            None => st.update_operands(step, panel)?,
+        };
+        let l_cols = MatRef::from_slice(&right.l[right.from..], nc, ks, right.ld.max(1))?;
         let minus = T::zero() - T::one();
         // Tile column by tile column: the rows at or below the diagonal are a suffix of mine.
         let mut k = cols.start;
@@ -257,6 +328,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox {
     }
 
     fn end_step(&mut self, _st: &State<T>, _step: &Step, right: LCols<T>) {
+        self.now = None;
         recycle(right.l);
     }
 
