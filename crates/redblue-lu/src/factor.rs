@@ -240,30 +240,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         if st.in_place {
             return self.update_in_place(st, step, right, cols);
         }
-        if defers(&st.g, false) {
-            return self.update_one_row(st, step, panel, right, cols);
-        }
-        let (mr, ks, a_start, par) = (step.my_rows.len(), step.share.len(), st.a_start, st.par);
-        if mr == 0 || ks == 0 || cols.is_empty() {
-            return Ok(());
-        }
-        let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
-        gemm(
-            T::zero() - T::one(),
-            l10,
-            Op::NoTrans,
-            MatRef::from_slice(&right.u[cols.start * ks..], ks, cols.len(), ks)?,
-            Op::NoTrans,
-            T::one(),
-            MatMut::from_slice(
-                &mut tiles_right[cols.start * ld + a_start..],
-                mr,
-                cols.len(),
-                ld,
-            )?,
-            par,
-        )?;
-        Ok(())
+        self.update_rows(st, step, panel, right, cols)
     }
 
     fn end_step(&mut self, _st: &State<T>, _step: &Step, right: URight<T>) {
@@ -509,11 +486,12 @@ impl<T: KernelScalar> Lu<T> {
 }
 
 impl<T: KernelScalar> Lu<T> {
-    /// Step 8 on a one-layer grid of one process row (`L10` in the owner's tiles or in
-    /// [`Panel::share`]): as [`Lu::update_in_place`], the next panel's columns now and the
-    /// others a step later with both steps' `L10` side by side (`k = 2v`); the waiting `L10`
-    /// is kept with its rows' global indices, so the row moves between need not follow it.
-    fn update_one_row(
+    /// Step 8 with `L10` in the panel column's tiles or in [`Panel::share`]. On a one-layer
+    /// grid of one process row, as [`Lu::update_in_place`]: the next panel's columns now and
+    /// the others a step later with both steps' `L10` side by side (`k = 2v`); the waiting
+    /// `L10` is kept with its rows' global indices, so the row moves between need not follow
+    /// it.
+    fn update_rows(
         &mut self,
         st: &mut State<T>,
         step: &Step,
@@ -542,7 +520,7 @@ impl<T: KernelScalar> Lu<T> {
         // turns, one doing both steps' update while the next panel's owner goes ahead (the
         // panel's broadcasts do not wait for their receivers).
         let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
-        if is_rest && self.stacked.is_none() && nc > step.next {
+        if is_rest && self.stacked.is_none() && nc > step.next && defers(&st.g, false) {
             let (l10, _, _) = st.update_operands(step, panel)?;
             let mut kept = take_buffer(mr * kb, T::zero());
             for (jj, out) in kept.chunks_exact_mut(mr.max(1)).enumerate().take(kb) {
