@@ -461,26 +461,8 @@ impl<T: KernelScalar> Lu<T> {
             return Ok(());
         }
         let (left, right_cols) = st.tiles.data.split_at_mut(step.first_col * ld);
-        gemm(
-            T::zero() - T::one(),
-            MatRef::from_slice(&left[first_col * ld + st.a_start..], mr, kb, ld)?,
-            Op::NoTrans,
-            MatRef::from_slice(
-                &right.u[(right.from + cols.start) * right.ld..],
-                kb,
-                cols.len(),
-                right.ld,
-            )?,
-            Op::NoTrans,
-            T::one(),
-            MatMut::from_slice(
-                &mut right_cols[cols.start * ld + st.a_start..],
-                mr,
-                cols.len(),
-                ld,
-            )?,
-            st.par,
-        )?;
+        let l = MatRef::from_slice(&left[first_col * ld + st.a_start..], mr, kb, ld)?;
+        update_product(l, right, right_cols, ld, st.a_start, cols, st.par)?;
         Ok(())
     }
 }
@@ -546,28 +528,45 @@ impl<T: KernelScalar> Lu<T> {
             Some(stacked) => MatRef::from_slice(stacked, mr, kb, mr)?,
             None => l10,
         };
-        gemm(
-            T::zero() - T::one(),
-            l,
-            Op::NoTrans,
-            MatRef::from_slice(
-                &right.u[(right.from + cols.start) * right.ld..],
-                kb,
-                cols.len(),
-                right.ld,
-            )?,
-            Op::NoTrans,
-            T::one(),
-            MatMut::from_slice(
-                &mut tiles_right[cols.start * ld + a_start..],
-                mr,
-                cols.len(),
-                ld,
-            )?,
-            par,
-        )?;
+        update_product(l, right, tiles_right, ld, a_start, cols, par)?;
         Ok(())
     }
+}
+
+/// Step 8's product: my tiles' `cols` (from `tiles_right`, leading dimension `ld`) on the
+/// active rows from `a_start` less `l·U01` of those columns (`l` is `L10` on the active rows,
+/// one or two panels' columns; `right` holds as many rows of `U01`).
+fn update_product<T: KernelScalar>(
+    l: MatRef<'_, T>,
+    right: &URight<T>,
+    tiles_right: &mut [T],
+    ld: usize,
+    a_start: usize,
+    cols: Range<usize>,
+    par: Par,
+) -> Result<(), LuError> {
+    let (mr, kb) = l.shape();
+    gemm(
+        T::zero() - T::one(),
+        l,
+        Op::NoTrans,
+        MatRef::from_slice(
+            &right.u[(right.from + cols.start) * right.ld..],
+            kb,
+            cols.len(),
+            right.ld,
+        )?,
+        Op::NoTrans,
+        T::one(),
+        MatMut::from_slice(
+            &mut tiles_right[cols.start * ld + a_start..],
+            mr,
+            cols.len(),
+            ld,
+        )?,
+        par,
+    )?;
+    Ok(())
 }
 
 /// The waiting `L10` on `rows` (global, each among the waiting rows), `rows.len() × wait.k`
