@@ -79,6 +79,10 @@ impl StepModel for CholeskyModel {
     }
 }
 
+/// How many of a rank's tile columns of the trailing update are one product below their tile
+/// rows (4 tiles of 128: measured 5 % faster than a product per tile column on 2 ranks).
+const CHUNK_TILES: usize = 4;
+
 /// The `U` side of a step on one rank: `L10` on its columns right of the panel (`my_cols`),
 /// its layer's share of the panel columns: `my_cols.len() × share` from row `from` of `l`
 /// (leading dimension `ld`) and its column `off`, the waiting panel's columns before it.
@@ -289,40 +293,64 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
         };
         let l_cols = MatRef::from_slice(&right.l[right.from..], nc, ks, right.ld.max(1))?;
         let minus = T::zero() - T::one();
-        // Tile column by tile column: the rows at or below the diagonal are a suffix of mine.
+        // In chunks of `CHUNK_TILES` tile columns: the rows below a chunk's last tile are one
+        // product (the panel's rows are packed once per chunk, not once per tile column); the
+        // rows within the chunk's own tile rows go tile column by tile column (the rows at or
+        // below the diagonal are a suffix of mine).
         let mut k = cols.start;
         while k < cols.end {
-            let jb = step.my_cols[k];
-            let tile_end = (jb / v + 1) * v;
-            let k_end = k + step.my_cols[k..cols.end].partition_point(|&j| j < tile_end);
-            let cw = k_end - k;
-            let s = step.my_rows.partition_point(|&i| i < jb);
-            let b = l_cols.submatrix(k, 0, cw, ks);
-            let at = k * ld + a_start + s;
-            let mut below = s;
-            if s < mr && step.my_rows[s] == jb {
-                // The diagonal tile: its lower triangle only.
-                let c = MatMut::from_slice(&mut tiles_right[at..], cw, cw, ld)?;
-                let a = l10.submatrix(s, 0, cw, ks);
-                gemmt(
-                    Uplo::Lower,
-                    minus,
-                    a,
-                    Op::NoTrans,
-                    b,
-                    Op::ConjTrans,
-                    T::one(),
-                    c,
-                    par,
-                )?;
-                below = s + cw;
+            let chunk_start = k;
+            // `CHUNK_TILES · v` of my columns, up to the end of a tile.
+            let last = step.my_cols[(k + CHUNK_TILES * v).min(cols.end) - 1];
+            let chunk_end_col = (last / v + 1) * v;
+            let chunk_end = k + step.my_cols[k..cols.end].partition_point(|&j| j < chunk_end_col);
+            let band_end = step.my_rows.partition_point(|&i| i < chunk_end_col);
+            while k < chunk_end {
+                let jb = step.my_cols[k];
+                let tile_end = (jb / v + 1) * v;
+                let k_end = k + step.my_cols[k..chunk_end].partition_point(|&j| j < tile_end);
+                let cw = k_end - k;
+                let s = step.my_rows.partition_point(|&i| i < jb);
+                let b = l_cols.submatrix(k, 0, cw, ks);
+                let at = k * ld + a_start + s;
+                let mut below = s;
+                if s < mr && step.my_rows[s] == jb {
+                    // The diagonal tile: its lower triangle only.
+                    let c = MatMut::from_slice(&mut tiles_right[at..], cw, cw, ld)?;
+                    let a = l10.submatrix(s, 0, cw, ks);
+                    gemmt(
+                        Uplo::Lower,
+                        minus,
+                        a,
+                        Op::NoTrans,
+                        b,
+                        Op::ConjTrans,
+                        T::one(),
+                        c,
+                        par,
+                    )?;
+                    below = s + cw;
+                }
+                if below < band_end {
+                    let c = MatMut::from_slice(
+                        &mut tiles_right[at + below - s..],
+                        band_end - below,
+                        cw,
+                        ld,
+                    )?;
+                    let a = l10.submatrix(below, 0, band_end - below, ks);
+                    gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
+                }
+                k = k_end;
             }
-            if below < mr {
-                let c = MatMut::from_slice(&mut tiles_right[at + below - s..], mr - below, cw, ld)?;
-                let a = l10.submatrix(below, 0, mr - below, ks);
+            if band_end < mr {
+                let cw = chunk_end - chunk_start;
+                let at = chunk_start * ld + a_start + band_end;
+                let c = MatMut::from_slice(&mut tiles_right[at..], mr - band_end, cw, ld)?;
+                let a = l10.submatrix(band_end, 0, mr - band_end, ks);
+                let b = l_cols.submatrix(chunk_start, 0, cw, ks);
                 gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
             }
-            k = k_end;
         }
         Ok(())
     }
