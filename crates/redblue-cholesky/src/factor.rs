@@ -93,10 +93,11 @@ pub(crate) struct LCols<T> {
     off: usize,
 }
 
-/// An update waiting on a grid with the panel in place (`Py·c = 1`): the columns right of
-/// the next panel have not had the last step's update yet.
+/// An update waiting a step ([`defers`]): the columns right of the next panel have not had
+/// the last step's update yet.
 struct Waiting<T> {
-    /// Local column of the waiting panel's `L10` in the tiles (the next panel's follows it).
+    /// With the panel in place: the local column of the waiting panel's `L10` in the tiles (the
+    /// next panel's follows it).
     first_col: usize,
     /// Its `L10` on the columns right of it: rows from `from` of `l` (leading dimension `ld`,
     /// room for two panels' columns), `k` columns.
@@ -104,18 +105,33 @@ struct Waiting<T> {
     ld: usize,
     from: usize,
     k: usize,
+    /// Off the in-place grids: its `L10` on my rows below the next panel, `rows × k`
+    /// column-major with room for two panels' columns (the panel is not in my tiles).
+    below: Vec<T>,
+    rows: usize,
+}
+
+/// Whether the update right of the next panel waits a step and is then done for two panels at
+/// once on grid `g`: with the panel in place (`P×1×1`), and on one grid row of one layer
+/// (`1×P×1`, ScaLAPACK's `1 × Q` grids), where a rank waits when it holds the next panel's
+/// columns and so goes ahead to factor it (the ranks take turns, as in LU).
+fn defers(g: &Geometry, in_place: bool) -> bool {
+    in_place || (g.px == 1 && g.c == 1)
 }
 
 /// Cholesky's hooks.
 pub(crate) struct Chox<T> {
     pub model: CholeskyModel,
-    /// With the panel in place: the update right of the next panel waits a step and is then
+    /// The update right of the next panel waits a step on some grids ([`defers`]) and is then
     /// done for two panels at once (`k = 2v`: the trailing triangle streams through memory
     /// half as often).
     pending: Option<Waiting<T>>,
-    /// During a step with the panel in place: the local column of the first panel whose update
-    /// is being done, and how many panels that is.
+    /// During a step on such a grid: the local column of the first panel whose update is being
+    /// done (in place), and how many panels that is.
     now: Option<(usize, usize)>,
+    /// During a step off the in-place grids that does a waiting update: both panels' `L10` on
+    /// my rows, `my_rows × k` column-major.
+    stacked: Option<Vec<T>>,
 }
 
 impl<T> Chox<T> {
@@ -125,6 +141,7 @@ impl<T> Chox<T> {
             model,
             pending: None,
             now: None,
+            stacked: None,
         }
     }
 }
@@ -224,9 +241,10 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     ) -> Result<LCols<T>, CholeskyError> {
         let (nc, ks) = (step.my_cols.len(), step.share.len());
         let start = step.panel.start + step.share.start;
+        let defer = defers(&st.g, st.in_place);
         let (mut l, ld, from, off) = match self.pending.as_mut() {
-            Some(wait) if st.in_place => (std::mem::take(&mut wait.l), wait.ld, wait.from, wait.k),
-            _ if st.in_place => (take_buffer(nc * 2 * st.g.v, T::zero()), nc, 0, 0),
+            Some(wait) if defer => (std::mem::take(&mut wait.l), wait.ld, wait.from, wait.k),
+            _ if defer => (take_buffer(nc * 2 * st.g.v, T::zero()), nc, 0, 0),
             _ => (take_buffer(nc * ks, T::zero()), nc, 0, 0),
         };
         mark_positions(&mut st.pos[1], &step.my_rows);
@@ -257,25 +275,57 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
         let (mr, nc) = (step.my_rows.len(), step.my_cols.len());
         let mut ks = step.share.len();
         let mut first = None;
-        if st.in_place {
-            // The waiting panel and this one: their L10 from `first_col`, `ks` columns.
-            let (first_col, panels) = *self.now.get_or_insert_with(|| match self.pending.take() {
-                Some(wait) => (wait.first_col, 2),
-                None => (st.tiles.col_pos(step.panel.start), 1),
-            });
+        if defers(&st.g, st.in_place) {
+            if self.now.is_none() {
+                let now = match self.pending.take() {
+                    Some(wait) => {
+                        if !st.in_place {
+                            // The waiting panel's L10 and this one's, side by side.
+                            debug_assert_eq!(wait.rows, mr);
+                            let (l10, _, _) = st.update_operands(step, panel)?;
+                            let mut both = wait.below;
+                            both.truncate(mr * wait.k);
+                            for jj in 0..ks {
+                                both.extend_from_slice(&l10.col(jj)[..mr]);
+                            }
+                            self.stacked = Some(both);
+                        }
+                        (wait.first_col, 2)
+                    }
+                    None if st.in_place => (st.tiles.col_pos(step.panel.start), 1),
+                    None => (0, 1),
+                };
+                self.now = Some(now);
+            }
+            let (first_col, panels) = self.now.unwrap_or((0, 1));
             let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
             if is_rest && panels == 1 && nc > step.next {
+                // Off the in-place grids, keep L10 on my rows below the next panel.
+                let (mut below, mut rows) = (Vec::new(), 0);
+                if !st.in_place {
+                    let next_end = st.g.panel(step.t + 1).end;
+                    let skip = step.my_rows.partition_point(|&i| i < next_end);
+                    rows = mr - skip;
+                    below = take_buffer(rows * 2 * st.g.v, T::zero());
+                    below.clear();
+                    let (l10, _, _) = st.update_operands(step, panel)?;
+                    for jj in 0..ks {
+                        below.extend_from_slice(&l10.col(jj)[skip..mr]);
+                    }
+                }
                 self.pending = Some(Waiting {
                     first_col,
                     l: std::mem::take(&mut right.l),
                     ld: right.ld,
                     from: right.from + step.next,
                     k: ks,
+                    below,
+                    rows,
                 });
                 return Ok(());
             }
             ks += right.off;
-            first = Some(first_col);
+            first = st.in_place.then_some(first_col);
         }
         if mr == 0 || ks == 0 || cols.is_empty() {
             return Ok(());
@@ -289,7 +339,13 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
                 let at = (first_col * ld + a_start).min(left.len());
                 (MatRef::from_slice(&left[at..], mr, ks, ld)?, right_cols, ld)
             }
-            None => st.update_operands(step, panel)?,
+            None => {
+                let (l10, tiles_right, ld) = st.update_operands(step, panel)?;
+                match &self.stacked {
+                    Some(both) => (MatRef::from_slice(both, mr, ks, mr)?, tiles_right, ld),
+                    None => (l10, tiles_right, ld),
+                }
+            }
         };
         let l_cols = MatRef::from_slice(&right.l[right.from..], nc, ks, right.ld.max(1))?;
         let minus = T::zero() - T::one();
@@ -358,6 +414,9 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     fn end_step(&mut self, _st: &State<T>, _step: &Step, right: LCols<T>) {
         self.now = None;
         recycle(right.l);
+        if let Some(both) = self.stacked.take() {
+            recycle(both);
+        }
     }
 
     fn block_part(&self) -> Option<Uplo> {
