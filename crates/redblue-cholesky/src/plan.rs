@@ -5,7 +5,8 @@
 use crate::factor::CholeskyModel;
 use crate::CholeskyError;
 use redblue_comm::CommStats;
-use redblue_dist::BlockCyclic;
+use redblue_core::Uplo;
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, GridOrder};
 use redblue_pipeline::steps::PanelHome;
 use redblue_pipeline::{
     choose_width, estimated_words, factor_costs, plan_grid, planned_words, Geometry, LookAhead,
@@ -200,6 +201,83 @@ impl CholeskyPlan {
             grid,
             block,
             look_ahead: params.look_ahead,
+        })
+    }
+
+    /// The plan for the `n × n` matrix whose `uplo` triangle `layout` holds (a ScaLAPACK
+    /// array's submatrix): on `layout`'s own grid with its blocks as the tiles when that makes
+    /// its distribution the plan's native one — the matrix then moves only within each rank,
+    /// in and out — and that plan's model moves no more words per rank on average than
+    /// [`CholeskyPlan::new`]'s plus moving the triangle in and out, otherwise `new`'s plan.
+    /// The moves are estimated as `N²/P` words per rank (half the matrix each way; the two
+    /// layouts may share some blocks). Options that fix the grid, the layers or the tile width
+    /// keep `new`'s plan.
+    ///
+    /// The upper triangle is factored as the lower triangle of `Aᴴ`, whose distribution is
+    /// `layout`'s transposed: its grid is `layout`'s transposed too.
+    ///
+    /// # Errors
+    /// As [`CholeskyPlan::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_cholesky::{CholeskyParams, CholeskyPlan};
+    /// use redblue_core::Uplo;
+    /// use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, Layout};
+    ///
+    /// // ScaLAPACK's 1 × 2 grid, 64 × 64 blocks.
+    /// let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 1, 2).unwrap());
+    /// let params = CholeskyParams::default();
+    /// let plan = CholeskyPlan::for_layout(4096, 2, &params, &layout, Uplo::Lower).unwrap();
+    /// assert_eq!((plan.grid.to_string(), plan.block), ("1x2x1".to_string(), 64));
+    /// // Every element where it is: the transform in and out moves nothing between ranks.
+    /// let native = plan.native_layout().unwrap();
+    /// let at = |i, j| (layout.owner(i, j), layout.to_local(i, j));
+    /// assert!((0..4096).step_by(61).all(|i| (0..4096).step_by(67).all(|j| {
+    ///     at(i, j) == (native.owner(i, j), native.to_local(i, j))
+    /// })));
+    /// // The upper triangle: the transposed grid.
+    /// let plan = CholeskyPlan::for_layout(4096, 2, &params, &layout, Uplo::Upper).unwrap();
+    /// assert_eq!(plan.grid.to_string(), "2x1x1");
+    /// ```
+    pub fn for_layout(
+        n: usize,
+        p: usize,
+        params: &CholeskyParams,
+        layout: &BlockCyclicSubmatrix,
+        uplo: Uplo,
+    ) -> Result<Self, CholeskyError> {
+        let default = CholeskyPlan::new(n, p, params)?;
+        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
+            return Ok(default);
+        }
+        let parent = layout.parent();
+        let ((mb, nb), (rows, cols)) = (parent.block_size(), parent.grid_shape());
+        let (px, py, order) = match uplo {
+            Uplo::Lower => (rows, cols, GridOrder::ColMajor),
+            Uplo::Upper => (cols, rows, GridOrder::RowMajor),
+        };
+        let (ri, ci) = layout.ranges();
+        let native_here = mb == nb
+            && ri.start == 0
+            && ci.start == 0
+            && parent.source() == (0, 0)
+            && (rows == 1 || cols == 1 || parent.order() == order);
+        if !native_here || px * py > p {
+            return Ok(default);
+        }
+        let here = params
+            .clone()
+            .with_grid(TileGrid { px, py, c: 1 })
+            .with_block(nb);
+        let Ok(here) = CholeskyPlan::new(n, p, &here) else {
+            return Ok(default);
+        };
+        let moves = (n as f64) * (n as f64) / default.ranks() as f64;
+        Ok(if here.average_words() <= default.average_words() + moves {
+            here
+        } else {
+            default
         })
     }
 

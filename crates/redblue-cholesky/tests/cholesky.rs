@@ -3,13 +3,13 @@
 //! solves, and every rank's words and messages against the exact model.
 
 use redblue_cholesky::{
-    cholesky, cholesky_in_place, CholeskyAlgorithm, CholeskyError, CholeskyParams, CholeskyPlan,
-    LookAhead, TileGrid,
+    cholesky, cholesky_in_place, cholesky_with, CholeskyAlgorithm, CholeskyError, CholeskyParams,
+    CholeskyPlan, LookAhead, TileGrid,
 };
 use redblue_comm::{run_ranks, CommStats, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar, Uplo};
-use redblue_dist::{BlockCyclic, GridLayout, OwnedDistMatrix};
-use redblue_kernels::KernelScalar;
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, GridLayout, OwnedDistMatrix};
+use redblue_kernels::{KernelScalar, Par};
 
 /// Words and messages sent and received: what the exact models must match.
 fn counters(s: &CommStats) -> (u64, u64, u64, u64) {
@@ -551,4 +551,80 @@ fn a_plan_for_another_order_or_more_ranks_is_an_error_on_every_rank() {
     }
     assert!(out[0].0.as_ref().unwrap().contains("ranks"));
     assert!(out[0].1.as_ref().unwrap().contains("order 21"));
+}
+
+/// A plan on the layout the matrix is in ([`CholeskyPlan::for_layout`], ScaLAPACK's `1 × Q`
+/// and `P × 1` grids, either triangle): the matrix moves only within each rank, so every
+/// rank's counters are the factorisation's exact model, and the factor is right. Layouts that
+/// cannot be a plan's own, and a grid whose plan moves too much, keep the default plan.
+#[test]
+fn planned_on_the_callers_grid_the_matrix_moves_only_within_ranks() {
+    let (n, nb) = (150, 16);
+    let default = CholeskyParams::default();
+    for (pr, pc, uplo) in [
+        (1, 2, Uplo::Lower),
+        (1, 3, Uplo::Upper),
+        (3, 1, Uplo::Lower),
+        (2, 1, Uplo::Upper),
+    ] {
+        let p = pr * pc;
+        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+        let plan = CholeskyPlan::for_layout(n, p, &default, &layout, uplo).unwrap();
+        let (px, py) = if uplo == Uplo::Lower {
+            (pr, pc)
+        } else {
+            (pc, pr)
+        };
+        assert_eq!((plan.grid, plan.block), (TileGrid { px, py, c: 1 }, nb));
+        let f = hpd::<c64>(n, uplo, 5);
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), &f).unwrap();
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            let fac = cholesky_with(&comm, &plan, &a, uplo, Par::Seq).unwrap();
+            let stats = comm.stats();
+            let factor = fac.factor(&comm).unwrap().gather(&comm, 0).unwrap();
+            (stats, factor.zip(a.gather(&comm, 0).unwrap()))
+        });
+        let model = plan.rank_costs(p, 16);
+        for (r, (s, _)) in out.iter().enumerate() {
+            assert_eq!(
+                counters(s),
+                counters(&model[r]),
+                "{pr}x{pc} {uplo:?} rank {r}"
+            );
+        }
+        let (factor, a) = out[0].1.clone().expect("rank 0 gathers");
+        assert!(
+            residual(&a, &factor, n, uplo) < THRESHOLD,
+            "{pr}x{pc} {uplo:?}"
+        );
+    }
+    let kept = |layout: BlockCyclicSubmatrix, p: usize, params: &CholeskyParams| {
+        let plan = CholeskyPlan::for_layout(n, p, params, &layout, Uplo::Lower).unwrap();
+        assert_eq!(plan, CholeskyPlan::new(n, p, params).unwrap(), "{layout:?}");
+    };
+    let bc = |mb, nb, pr, pc| BlockCyclic::new(n, n, mb, nb, pr, pc).unwrap();
+    // Blocks not square; the first block on another grid column; a submatrix off the origin;
+    // a row-major 2 × 2 grid for the lower triangle; a grid fixed by the options.
+    kept(BlockCyclicSubmatrix::from(bc(16, 8, 1, 2)), 2, &default);
+    kept(
+        BlockCyclicSubmatrix::from(bc(16, 16, 1, 2).with_source(0, 1).unwrap()),
+        2,
+        &default,
+    );
+    let big = BlockCyclic::new(n + 16, n + 16, 16, 16, 1, 2).unwrap();
+    let llds = (0..2).map(|r| big.lld(r)).collect();
+    kept(
+        BlockCyclicSubmatrix::new(big, 16..16 + n, 16..16 + n, llds).unwrap(),
+        2,
+        &default,
+    );
+    kept(BlockCyclicSubmatrix::from(bc(16, 16, 2, 2)), 4, &default);
+    let fixed = default.clone().with_grid(TileGrid { px: 2, py: 1, c: 1 });
+    kept(BlockCyclicSubmatrix::from(bc(16, 16, 1, 2)), 2, &fixed);
+    // One grid row of 16 ranks: every rank would receive all of L10.
+    let wide = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 1, 16).unwrap());
+    let plan = CholeskyPlan::for_layout(4096, 16, &default, &wide, Uplo::Lower).unwrap();
+    assert_eq!(plan, CholeskyPlan::new(4096, 16, &default).unwrap());
 }

@@ -6,7 +6,9 @@ use crate::common::{
     agree, solve_in_place, submatrix, uplo_of, Array, OrServe, Outcome, ServeError,
 };
 use crate::lu::{aligned_square, rhs_fits, NO_MEMORY};
-use redblue_cholesky::{cholesky, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan};
+use redblue_cholesky::{
+    cholesky_with, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan,
+};
 use redblue_comm::Communicator;
 use redblue_core::Uplo;
 use redblue_dist::{
@@ -58,7 +60,12 @@ fn factor_into<T: KernelScalar, C: Communicator>(
     let fac = {
         let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
             .or_serve()?;
-        match cholesky(comm, &view, uplo, &CholeskyParams::default()) {
+        // On the caller's grid and blocks when they can be the factorisation's own: the
+        // matrix then moves only within each rank.
+        let n = layout.shape().0;
+        let planned =
+            CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), layout, uplo);
+        match planned.and_then(|plan| cholesky_with(comm, &plan, &view, uplo, Par::Seq)) {
             Ok(fac) => fac,
             Err(CholeskyError::NotPositiveDefinite { .. }) => {
                 return Ok(Err(Outcome::PassOn(
