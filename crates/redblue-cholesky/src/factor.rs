@@ -9,9 +9,10 @@
 //!   its tile columns, its layer's share of the panel columns, from a rank of grid row
 //!   `row_px(j)` that holds them after step 7a ([`transpose_moves`]) — nothing is reduced;
 //! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`,
-//!   tile column by tile column: a one-triangle product (`gemmt`) on the diagonal tile and a
-//!   `gemm` below it — half of LU's flops; on grids whose grid rows are one rank the update
-//!   right of the next panel waits a step and is then done for two panels at once.
+//!   a one-triangle product (`gemmt`) on each diagonal tile, a `gemm` below it within a chunk
+//!   of four tile columns and one `gemm` for the rows below the chunk — half of LU's flops; on
+//!   `P×1×1` and `1×P×1` grids ([`defers`]) the update right of the next panel waits a step
+//!   and is then done for two panels at once.
 //!
 //! Only the lower triangle of the native array is read or written (the matrix's upper triangle
 //! is factored as the lower triangle of its conjugate transpose, see [`crate::cholesky`]).
