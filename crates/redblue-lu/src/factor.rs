@@ -223,6 +223,9 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
             }
         }
         self.pivot_rows_catch_up(st, step)?;
+        if st.g.px == 1 && st.g.c == 1 {
+            return self.u01_where_it_is(st, step, a00);
+        }
         let (u01_cols, u01) = self.u01_pieces(comm, st, step, a00)?;
         let right = self.spread_u01(comm, st, step, &u01_cols, &u01)?;
         recycle(u01);
@@ -358,6 +361,52 @@ impl<T: KernelScalar> Lu<T> {
             self.max_u = self.max_u.max(max_abs(&u01[..w * un]).0);
         }
         Ok((u01_cols, u01))
+    }
+
+    /// Steps 5 and 7b on one grid row of one layer (`1 × Py × 1`): every rank holds its
+    /// columns' pivot rows whole and is their only holder, so the reduction and the spread
+    /// would move nothing between ranks. `U01` is solved in the tiles' pivot rows, where it
+    /// stays, and copied once into the update's buffer (as [`Lu::spread_u01`] lays it out).
+    fn u01_where_it_is(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        a00: &[T],
+    ) -> Result<URight<T>, LuError> {
+        let (g, w, nc) = (st.g, step.panel.len(), step.my_cols.len());
+        debug_assert!(g.px == 1 && g.c == 1 && step.share == (0..w));
+        let (mut u, ld, from, off) = match self.pending.as_mut() {
+            Some(wait) => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
+            None => {
+                let ld = DEFER_DEPTH * g.v;
+                (take_buffer(ld * nc, T::zero()), ld, 0, 0)
+            }
+        };
+        let (tl, first, piv_start) = (st.tiles.ld(), step.first_col, step.piv_start);
+        if nc > 0 && w > 0 {
+            debug_assert_eq!(st.a_start - piv_start, w);
+            // My pivot rows, in pivot order, are the local rows piv_start..a_start.
+            let tiles = &mut st.tiles.data[first * tl..];
+            trsm(
+                Side::Left,
+                Uplo::Lower,
+                Op::NoTrans,
+                Diag::Unit,
+                T::one(),
+                MatRef::from_slice(a00, w, w, w)?,
+                MatMut::from_slice(&mut tiles[piv_start..], w, nc, tl)?,
+                st.par,
+            )?;
+            let cols = tiles
+                .chunks_exact(tl)
+                .zip(u[from * ld..].chunks_exact_mut(ld));
+            for (col, u_col) in cols.take(nc) {
+                let rows = &col[piv_start..piv_start + w];
+                u_col[off..off + w].copy_from_slice(rows);
+                self.max_u = self.max_u.max(max_abs(rows).0);
+            }
+        }
+        Ok(URight { u, ld, from, off })
     }
 
     /// Step 7b: my tiles' columns of `U01`, my layer's share of the pivot rows, which I keep
