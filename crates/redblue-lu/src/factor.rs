@@ -348,16 +348,7 @@ impl<T: KernelScalar> Lu<T> {
             },
         )?;
         if un > 0 {
-            trsm(
-                Side::Left,
-                Uplo::Lower,
-                Op::NoTrans,
-                Diag::Unit,
-                T::one(),
-                MatRef::from_slice(a00, w, w, w.max(1))?,
-                MatMut::from_slice(&mut u01, w, un, w.max(1))?,
-                st.par,
-            )?;
+            solve_u01(a00, MatMut::from_slice(&mut u01, w, un, w.max(1))?, st.par)?;
             self.max_u = self.max_u.max(max_abs(&u01[..w * un]).0);
         }
         Ok((u01_cols, u01))
@@ -387,13 +378,8 @@ impl<T: KernelScalar> Lu<T> {
             debug_assert_eq!(st.a_start - piv_start, w);
             // My pivot rows, in pivot order, are the local rows piv_start..a_start.
             let tiles = &mut st.tiles.data[first * tl..];
-            trsm(
-                Side::Left,
-                Uplo::Lower,
-                Op::NoTrans,
-                Diag::Unit,
-                T::one(),
-                MatRef::from_slice(a00, w, w, w)?,
+            solve_u01(
+                a00,
                 MatMut::from_slice(&mut tiles[piv_start..], w, nc, tl)?,
                 st.par,
             )?;
@@ -580,6 +566,15 @@ impl<T: KernelScalar> Lu<T> {
         update_product(l, right, tiles_right, ld, a_start, cols, par)?;
         Ok(())
     }
+}
+
+/// `U01 = L00⁻¹·A01` in place of `a01` (`w` pivot rows), `L00` the unit lower triangle of the
+/// `w × w` block `a00`.
+fn solve_u01<T: KernelScalar>(a00: &[T], a01: MatMut<'_, T>, par: Par) -> Result<(), LuError> {
+    let w = a01.nrows();
+    let l00 = MatRef::from_slice(a00, w, w, w.max(1))?;
+    let (side, uplo, op, diag) = (Side::Left, Uplo::Lower, Op::NoTrans, Diag::Unit);
+    Ok(trsm(side, uplo, op, diag, T::one(), l00, a01, par)?)
 }
 
 /// Step 8's product: my tiles' `cols` (from `tiles_right`, leading dimension `ld`) on the
