@@ -213,8 +213,9 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     }
 
     fn solve_panel(
-        &self,
+        &mut self,
         l00: MatRef<'_, T>,
+        _rows: &[usize],
         l10: MatMut<'_, T>,
         par: Par,
     ) -> Result<(), CholeskyError> {

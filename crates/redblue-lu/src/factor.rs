@@ -23,7 +23,7 @@
 //! the waiting `L10` is kept aside with its rows' indices, and the ranks take turns — the next
 //! panel's owner waits while the others do two steps' update at once.
 
-use crate::pivot::{none, partial, tournament, Chosen};
+use crate::pivot::{none, partial, tournament, Below, Chosen};
 use crate::LuError;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
@@ -74,6 +74,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
         pending: None,
         now: None,
         stacked: None,
+        below: None,
     };
     let done = run(comm, g, local, &mut hooks, options)?;
     match done.stopped {
@@ -137,6 +138,9 @@ struct Lu<T> {
     /// During a step on a grid of one process row that does a waiting update: the waiting
     /// panel's `L10` and this step's side by side on my active rows (`my_rows × k`).
     stacked: Option<Vec<T>>,
+    /// `L10` of the last block chosen here, as the panel's `getrf` left it (one participant
+    /// held the whole panel): its solve then copies it instead of solving again.
+    below: Option<Below<T>>,
 }
 
 impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
@@ -186,15 +190,34 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
                 )?
             }
         };
-        Ok(chosen.map(|ch| Diagonal {
-            rows: ch.rows,
-            block: ch.a00,
-            failed: ch.first_zero,
+        if let Some(old) = self.below.take() {
+            recycle(old.l);
+        }
+        Ok(chosen.map(|ch| {
+            self.below = ch.below;
+            Diagonal {
+                rows: ch.rows,
+                block: ch.a00,
+                failed: ch.first_zero,
+            }
         }))
     }
 
-    fn solve_panel(&self, a00: MatRef<'_, T>, l10: MatMut<'_, T>, par: Par) -> Result<(), LuError> {
-        // L10 = A10·U00⁻¹.
+    fn solve_panel(
+        &mut self,
+        a00: MatRef<'_, T>,
+        rows: &[usize],
+        mut l10: MatMut<'_, T>,
+        par: Par,
+    ) -> Result<(), LuError> {
+        // L10 = A10·U00⁻¹, or as the panel's getrf found it when it factored these rows.
+        if let Some(below) = self.below.take() {
+            let found = copy_below(&below, rows, &mut l10);
+            recycle(below.l);
+            if found {
+                return Ok(());
+            }
+        }
         let (side, uplo, diag) = (Side::Right, Uplo::Upper, Diag::NonUnit);
         Ok(trsm(
             side,
@@ -566,6 +589,30 @@ impl<T: KernelScalar> Lu<T> {
         update_product(l, right, tiles_right, ld, a_start, cols, par)?;
         Ok(())
     }
+}
+
+/// `L10` on global `rows` (the rows of `l10`, in its order) from what the panel's `getrf` left
+/// in `below`; false, writing nothing, unless `rows` are exactly `below`'s rows (a later
+/// step's rows are fewer: what is kept from an earlier step is never taken for its).
+fn copy_below<T: KernelScalar>(below: &Below<T>, rows: &[usize], l10: &mut MatMut<'_, T>) -> bool {
+    let w = l10.ncols();
+    if rows.len() != l10.nrows() || rows.len() != below.rows.len() || below.l.len() < below.ld * w {
+        return false;
+    }
+    let mut at = std::collections::HashMap::with_capacity(below.rows.len());
+    for (i, &r) in below.rows.iter().enumerate() {
+        at.insert(r, below.from + i);
+    }
+    let Some(from): Option<Vec<usize>> = rows.iter().map(|r| at.get(r).copied()).collect() else {
+        return false;
+    };
+    for j in 0..w {
+        let src = &below.l[j * below.ld..(j + 1) * below.ld];
+        for (dst, &i) in l10.col_mut(j).iter_mut().zip(&from) {
+            *dst = src[i];
+        }
+    }
+    true
 }
 
 /// `U01 = L00⁻¹·A01` in place of `a01` (`w` pivot rows), `L00` the unit lower triangle of the

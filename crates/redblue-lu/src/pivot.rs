@@ -27,6 +27,19 @@ pub(crate) struct Chosen<T> {
     pub a00: Vec<T>,
     /// First column (within the panel) whose pivot was exactly zero.
     pub first_zero: Option<usize>,
+    /// `L10` as the panel's `getrf` left it, when one participant held the whole panel and
+    /// no pivot was zero.
+    pub below: Option<Below<T>>,
+}
+
+/// The rows of a factored panel below its block: row `from + i` of `l` (`rows.len() + from`
+/// rows, `w` columns, column-major with leading dimension `ld`) is `L10` on global row
+/// `rows[i]`.
+pub(crate) struct Below<T> {
+    pub rows: Vec<usize>,
+    pub l: Vec<T>,
+    pub ld: usize,
+    pub from: usize,
 }
 
 /// The `m × w` block at the start of `vals` (column-major, leading dimension `ld ≥ m`) copied
@@ -42,13 +55,20 @@ fn copy_block<T: Copy>(vals: &[T], m: usize, ld: usize, out: &mut [T]) {
 /// order), the factored `k × w` block `L\U` of those rows, and the first zero pivot. A column
 /// whose candidates are all zero still picks a row (the selection goes on, so a rank-deficient
 /// subset of rows still hands on rows that span it).
-pub(crate) fn gepp_select<T: KernelScalar>(
+#[allow(clippy::type_complexity)]
+fn gepp<T: KernelScalar>(
     vals: &[T],
     m: usize,
     w: usize,
     ld: usize,
     par: Par,
-) -> (Vec<usize>, Vec<T>, Option<usize>) {
+    keep: bool,
+) -> (
+    Vec<usize>,
+    Vec<T>,
+    Option<usize>,
+    Option<(Vec<usize>, Vec<T>)>,
+) {
     let k = m.min(w);
     // The working copy from the pool: a tall panel is megabytes, every step.
     let mut a = take_buffer(m * w, T::zero());
@@ -57,10 +77,14 @@ pub(crate) fn gepp_select<T: KernelScalar>(
         .ok()
         .and_then(|view| getrf(view, par).ok());
     if let Some(info) = fast.filter(|info| info.first_zero_pivot.is_none()) {
-        let order = info.pivots.perm()[..k].to_vec();
+        let perm = info.pivots.perm();
+        let order = perm[..k].to_vec();
         let fact = (0..w).flat_map(|j| a[j * m..j * m + k].to_vec()).collect();
+        if keep {
+            return (order, fact, None, Some((perm[k..].to_vec(), a)));
+        }
         recycle(a);
-        return (order, fact, None);
+        return (order, fact, None, None);
     }
     // A zero pivot: unblocked elimination that skips the column instead of dividing by zero.
     copy_block(vals, m, ld, &mut a);
@@ -94,7 +118,43 @@ pub(crate) fn gepp_select<T: KernelScalar>(
     let order = p[..k].to_vec();
     let fact = pick_rows(&a, m, w, &order);
     recycle(a);
+    (order, fact, first_zero, None)
+}
+
+/// [`gepp`] without the rows below.
+pub(crate) fn gepp_select<T: KernelScalar>(
+    vals: &[T],
+    m: usize,
+    w: usize,
+    ld: usize,
+    par: Par,
+) -> (Vec<usize>, Vec<T>, Option<usize>) {
+    let (order, fact, first_zero, _) = gepp(vals, m, w, ld, par, false);
     (order, fact, first_zero)
+}
+
+/// [`gepp`] of a whole panel held by one participant (`rows` its global rows): the choice, with
+/// the rows below kept for the panel's solve.
+fn gepp_whole<T: KernelScalar>(
+    rows: &[usize],
+    vals: &[T],
+    w: usize,
+    ld: usize,
+    par: Par,
+) -> Chosen<T> {
+    let m = rows.len();
+    let (order, a00, first_zero, kept) = gepp(vals, m, w, ld, par, true);
+    Chosen {
+        rows: order.iter().map(|&i| rows[i]).collect(),
+        a00,
+        first_zero,
+        below: kept.map(|(rest, l)| Below {
+            rows: rest.iter().map(|&i| rows[i]).collect(),
+            l,
+            ld: m,
+            from: m.min(w),
+        }),
+    }
 }
 
 /// The participants of the butterfly proper: the largest power of two at most `px`. The
@@ -268,6 +328,9 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
     par: Par,
 ) -> Result<Option<Chosen<T>>, CommError> {
     let px = avail.len();
+    if px == 1 {
+        return Ok(Some(gepp_whole(rows, vals, w, ld, par)));
+    }
     let p2 = butterfly_size(px);
     let m = rows.len();
     let (order, mut fact, mut first_zero) = gepp_select(vals, m, w, ld, par);
@@ -302,6 +365,7 @@ pub(crate) fn tournament<T: KernelScalar, C: Communicator>(
         rows: mine.rows,
         a00: fact,
         first_zero,
+        below: None,
     }))
 }
 
@@ -368,12 +432,7 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
 ) -> Result<Option<Chosen<T>>, CommError> {
     let m = rows.len();
     if px == 1 {
-        let (order, a00, first_zero) = gepp_select(vals, m, w, ld, par);
-        return Ok(Some(Chosen {
-            rows: order.iter().map(|&i| rows[i]).collect(),
-            a00,
-            first_zero,
-        }));
+        return Ok(Some(gepp_whole(rows, vals, w, ld, par)));
     }
     let mut a = take_buffer(m * w, T::zero());
     copy_block(vals, m, ld, &mut a);
@@ -450,6 +509,7 @@ pub(crate) fn partial<T: KernelScalar, C: Communicator>(
         rows: chosen,
         a00,
         first_zero,
+        below: None,
     }))
 }
 
@@ -535,6 +595,7 @@ pub(crate) fn none<T: KernelScalar>(
         rows: panel.collect(),
         a00: a,
         first_zero,
+        below: None,
     })
 }
 

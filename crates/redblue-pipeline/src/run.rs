@@ -161,13 +161,15 @@ pub trait TileAlgorithm<T: KernelScalar> {
     ) -> Result<Option<Diagonal<T>>, Self::Error>;
 
     /// Step 6: the panel rows below the block, solved with it in place (`L10 = A10·U00⁻¹`,
-    /// `L10 = A10·L00⁻ᴴ`).
+    /// `L10 = A10·L00⁻ᴴ`); `rows` are their global indices (an algorithm that already has
+    /// `L10` on them from choosing the block may write it instead).
     ///
     /// # Errors
     /// A kernel failure.
     fn solve_panel(
-        &self,
+        &mut self,
         block: MatRef<'_, T>,
+        rows: &[usize],
         l10: MatMut<'_, T>,
         par: Par,
     ) -> Result<(), Self::Error>;
@@ -461,7 +463,7 @@ impl<T: KernelScalar> State<T> {
     fn solve_and_spread<C: Communicator, A: TileAlgorithm<T>>(
         &mut self,
         comm: &C,
-        algo: &A,
+        algo: &mut A,
         step: &Step,
         block: &[T],
     ) -> Result<Panel<T>, A::Error> {
@@ -496,7 +498,8 @@ impl<T: KernelScalar> State<T> {
         )?;
         // 6. The solve on the piece.
         if lm > 0 {
-            algo.solve_panel(block, MatMut::from_slice(&mut piece, lm, w, lm)?, self.par)?;
+            let view = MatMut::from_slice(&mut piece, lm, w, lm)?;
+            algo.solve_panel(block, &piece_rows, view, self.par)?;
         }
         // 7a. My rows, my layer's share of the columns.
         let (mr, share) = (step.my_rows.len(), step.share.clone());
@@ -539,7 +542,7 @@ impl<T: KernelScalar> State<T> {
     fn solve_on_owner<C: Communicator, A: TileAlgorithm<T>>(
         &mut self,
         comm: &C,
-        algo: &A,
+        algo: &mut A,
         step: &Step,
         block: MatRef<'_, T>,
     ) -> Result<Panel<T>, A::Error> {
@@ -549,7 +552,7 @@ impl<T: KernelScalar> State<T> {
         if self.l10_in_tiles(step) && rows > 0 {
             let at = self.tiles.col_pos(start) * ld + self.a_start;
             let view = MatMut::from_slice(&mut self.tiles.data[at..], rows, w, ld)?;
-            algo.solve_panel(block, view, self.par)?;
+            algo.solve_panel(block, &self.tiles.rows[self.a_start..], view, self.par)?;
         }
         // 7a. Along my grid row, by a tree from the panel rank (ranks of a grid row hold the
         // same rows in the same local order).
@@ -872,7 +875,7 @@ where
         };
         let step = st.take_rows(t, piv);
         // 4., 6. and 7a. The panel.
-        let panel = st.solve_and_spread(comm, &*algo, &step, &block)?;
+        let panel = st.solve_and_spread(comm, algo, &step, &block)?;
         let mut row_sends = Vec::new();
         if let Some((x, _, _)) = st.coords.filter(|_| !panel.outgoing.is_empty()) {
             let row = row_broadcast_members(&g, t, x);
