@@ -112,6 +112,160 @@ struct Waiting<T> {
     rows: usize,
 }
 
+impl<T: KernelScalar> Chox<T> {
+    /// On a grid where the update waits ([`defers`]): at the step's first update call, joins
+    /// a waiting panel's `L10` to this one's; for the columns right of the next panel of a step
+    /// with nothing waiting, lets them wait (`None`: nothing to do now). Otherwise the local
+    /// column of the first panel's `L10` in the tiles (in place).
+    fn wait_or_join(
+        &mut self,
+        st: &mut State<T>,
+        step: &Step,
+        panel: &Panel<T>,
+        right: &mut LCols<T>,
+        cols: Range<usize>,
+    ) -> Result<Option<usize>, CholeskyError> {
+        let (mr, nc, ks) = (step.my_rows.len(), step.my_cols.len(), step.share.len());
+        if self.now.is_none() {
+            let now = match self.pending.take() {
+                Some(wait) => {
+                    if !st.in_place {
+                        // The waiting panel's L10 and this one's, side by side.
+                        debug_assert_eq!(wait.rows, mr);
+                        let (l10, _, _) = st.update_operands(step, panel)?;
+                        let mut both = wait.below;
+                        both.truncate(mr * wait.k);
+                        for jj in 0..ks {
+                            both.extend_from_slice(&l10.col(jj)[..mr]);
+                        }
+                        self.stacked = Some(both);
+                    }
+                    (wait.first_col, 2)
+                }
+                None if st.in_place => (st.tiles.col_pos(step.panel.start), 1),
+                None => (0, 1),
+            };
+            self.now = Some(now);
+        }
+        let (first_col, panels) = self.now.unwrap_or((0, 1));
+        let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
+        if is_rest && panels == 1 && nc > step.next {
+            // Off the in-place grids, keep L10 on my rows below the next panel.
+            let (mut below, mut rows) = (Vec::new(), 0);
+            if !st.in_place {
+                let next_end = st.g.panel(step.t + 1).end;
+                let skip = step.my_rows.partition_point(|&i| i < next_end);
+                rows = mr - skip;
+                below = take_buffer(rows * 2 * st.g.v, T::zero());
+                below.clear();
+                let (l10, _, _) = st.update_operands(step, panel)?;
+                for jj in 0..ks {
+                    below.extend_from_slice(&l10.col(jj)[skip..mr]);
+                }
+            }
+            self.pending = Some(Waiting {
+                first_col,
+                l: std::mem::take(&mut right.l),
+                ld: right.ld,
+                from: right.from + step.next,
+                k: ks,
+                below,
+                rows,
+            });
+            return Ok(None);
+        }
+        Ok(Some(first_col))
+    }
+}
+
+/// My tiles right of the panel: `tiles` from local column `step.first_col` on (leading
+/// dimension `ld`), my active rows from row `from` of each column.
+struct Trailing<'a, T> {
+    tiles: &'a mut [T],
+    ld: usize,
+    from: usize,
+}
+
+/// Step 8 on my tiles' columns `cols` (positions in `step.my_cols`): their lower triangle less
+/// `l10·l_colsᴴ` (`l10` on `step.my_rows`, `l_cols` on `step.my_cols`, `k` columns each).
+fn update_lower<T: KernelScalar>(
+    l10: MatRef<'_, T>,
+    l_cols: MatRef<'_, T>,
+    c: Trailing<'_, T>,
+    step: &Step,
+    cols: Range<usize>,
+    v: usize,
+    par: Par,
+) -> Result<(), CholeskyError> {
+    let (mr, ks) = l10.shape();
+    let Trailing {
+        tiles: tiles_right,
+        ld,
+        from: a_start,
+    } = c;
+    let minus = T::zero() - T::one();
+    // In chunks of `CHUNK_TILES` tile columns: the rows below a chunk's last tile are one
+    // product (the panel's rows are packed once per chunk, not once per tile column); the
+    // rows within the chunk's own tile rows go tile column by tile column (the rows at or
+    // below the diagonal are a suffix of mine).
+    let mut k = cols.start;
+    while k < cols.end {
+        let chunk_start = k;
+        // `CHUNK_TILES · v` of my columns, up to the end of a tile.
+        let last = step.my_cols[(k + CHUNK_TILES * v).min(cols.end) - 1];
+        let chunk_end_col = (last / v + 1) * v;
+        let chunk_end = k + step.my_cols[k..cols.end].partition_point(|&j| j < chunk_end_col);
+        let band_end = step.my_rows.partition_point(|&i| i < chunk_end_col);
+        while k < chunk_end {
+            let jb = step.my_cols[k];
+            let tile_end = (jb / v + 1) * v;
+            let k_end = k + step.my_cols[k..chunk_end].partition_point(|&j| j < tile_end);
+            let cw = k_end - k;
+            let s = step.my_rows.partition_point(|&i| i < jb);
+            let b = l_cols.submatrix(k, 0, cw, ks);
+            let at = k * ld + a_start + s;
+            let mut below = s;
+            if s < mr && step.my_rows[s] == jb {
+                // The diagonal tile: its lower triangle only.
+                let c = MatMut::from_slice(&mut tiles_right[at..], cw, cw, ld)?;
+                let a = l10.submatrix(s, 0, cw, ks);
+                gemmt(
+                    Uplo::Lower,
+                    minus,
+                    a,
+                    Op::NoTrans,
+                    b,
+                    Op::ConjTrans,
+                    T::one(),
+                    c,
+                    par,
+                )?;
+                below = s + cw;
+            }
+            if below < band_end {
+                let c = MatMut::from_slice(
+                    &mut tiles_right[at + below - s..],
+                    band_end - below,
+                    cw,
+                    ld,
+                )?;
+                let a = l10.submatrix(below, 0, band_end - below, ks);
+                gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
+            }
+            k = k_end;
+        }
+        if band_end < mr {
+            let cw = chunk_end - chunk_start;
+            let at = chunk_start * ld + a_start + band_end;
+            let c = MatMut::from_slice(&mut tiles_right[at..], mr - band_end, cw, ld)?;
+            let a = l10.submatrix(band_end, 0, mr - band_end, ks);
+            let b = l_cols.submatrix(chunk_start, 0, cw, ks);
+            gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether the update right of the next panel waits a step and is then done for two panels at
 /// once on grid `g`: with the panel in place (`P×1×1`), and on one grid row of one layer
 /// (`1×P×1`, ScaLAPACK's `1 × Q` grids), where a rank waits when it holds the next panel's
@@ -275,57 +429,11 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
         cols: Range<usize>,
     ) -> Result<(), CholeskyError> {
         let (mr, nc) = (step.my_rows.len(), step.my_cols.len());
-        let mut ks = step.share.len();
-        let mut first = None;
+        let (mut ks, mut first) = (step.share.len(), None);
         if defers(&st.g, st.in_place) {
-            if self.now.is_none() {
-                let now = match self.pending.take() {
-                    Some(wait) => {
-                        if !st.in_place {
-                            // The waiting panel's L10 and this one's, side by side.
-                            debug_assert_eq!(wait.rows, mr);
-                            let (l10, _, _) = st.update_operands(step, panel)?;
-                            let mut both = wait.below;
-                            both.truncate(mr * wait.k);
-                            for jj in 0..ks {
-                                both.extend_from_slice(&l10.col(jj)[..mr]);
-                            }
-                            self.stacked = Some(both);
-                        }
-                        (wait.first_col, 2)
-                    }
-                    None if st.in_place => (st.tiles.col_pos(step.panel.start), 1),
-                    None => (0, 1),
-                };
-                self.now = Some(now);
-            }
-            let (first_col, panels) = self.now.unwrap_or((0, 1));
-            let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
-            if is_rest && panels == 1 && nc > step.next {
-                // Off the in-place grids, keep L10 on my rows below the next panel.
-                let (mut below, mut rows) = (Vec::new(), 0);
-                if !st.in_place {
-                    let next_end = st.g.panel(step.t + 1).end;
-                    let skip = step.my_rows.partition_point(|&i| i < next_end);
-                    rows = mr - skip;
-                    below = take_buffer(rows * 2 * st.g.v, T::zero());
-                    below.clear();
-                    let (l10, _, _) = st.update_operands(step, panel)?;
-                    for jj in 0..ks {
-                        below.extend_from_slice(&l10.col(jj)[skip..mr]);
-                    }
-                }
-                self.pending = Some(Waiting {
-                    first_col,
-                    l: std::mem::take(&mut right.l),
-                    ld: right.ld,
-                    from: right.from + step.next,
-                    k: ks,
-                    below,
-                    rows,
-                });
+            let Some(first_col) = self.wait_or_join(st, step, panel, right, cols.clone())? else {
                 return Ok(());
-            }
+            };
             ks += right.off;
             first = st.in_place.then_some(first_col);
         }
@@ -350,67 +458,12 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
             }
         };
         let l_cols = MatRef::from_slice(&right.l[right.from..], nc, ks, right.ld.max(1))?;
-        let minus = T::zero() - T::one();
-        // In chunks of `CHUNK_TILES` tile columns: the rows below a chunk's last tile are one
-        // product (the panel's rows are packed once per chunk, not once per tile column); the
-        // rows within the chunk's own tile rows go tile column by tile column (the rows at or
-        // below the diagonal are a suffix of mine).
-        let mut k = cols.start;
-        while k < cols.end {
-            let chunk_start = k;
-            // `CHUNK_TILES · v` of my columns, up to the end of a tile.
-            let last = step.my_cols[(k + CHUNK_TILES * v).min(cols.end) - 1];
-            let chunk_end_col = (last / v + 1) * v;
-            let chunk_end = k + step.my_cols[k..cols.end].partition_point(|&j| j < chunk_end_col);
-            let band_end = step.my_rows.partition_point(|&i| i < chunk_end_col);
-            while k < chunk_end {
-                let jb = step.my_cols[k];
-                let tile_end = (jb / v + 1) * v;
-                let k_end = k + step.my_cols[k..chunk_end].partition_point(|&j| j < tile_end);
-                let cw = k_end - k;
-                let s = step.my_rows.partition_point(|&i| i < jb);
-                let b = l_cols.submatrix(k, 0, cw, ks);
-                let at = k * ld + a_start + s;
-                let mut below = s;
-                if s < mr && step.my_rows[s] == jb {
-                    // The diagonal tile: its lower triangle only.
-                    let c = MatMut::from_slice(&mut tiles_right[at..], cw, cw, ld)?;
-                    let a = l10.submatrix(s, 0, cw, ks);
-                    gemmt(
-                        Uplo::Lower,
-                        minus,
-                        a,
-                        Op::NoTrans,
-                        b,
-                        Op::ConjTrans,
-                        T::one(),
-                        c,
-                        par,
-                    )?;
-                    below = s + cw;
-                }
-                if below < band_end {
-                    let c = MatMut::from_slice(
-                        &mut tiles_right[at + below - s..],
-                        band_end - below,
-                        cw,
-                        ld,
-                    )?;
-                    let a = l10.submatrix(below, 0, band_end - below, ks);
-                    gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
-                }
-                k = k_end;
-            }
-            if band_end < mr {
-                let cw = chunk_end - chunk_start;
-                let at = chunk_start * ld + a_start + band_end;
-                let c = MatMut::from_slice(&mut tiles_right[at..], mr - band_end, cw, ld)?;
-                let a = l10.submatrix(band_end, 0, mr - band_end, ks);
-                let b = l_cols.submatrix(chunk_start, 0, cw, ks);
-                gemm(minus, a, Op::NoTrans, b, Op::ConjTrans, T::one(), c, par)?;
-            }
-        }
-        Ok(())
+        let c = Trailing {
+            tiles: tiles_right,
+            ld,
+            from: a_start,
+        };
+        update_lower(l10, l_cols, c, step, cols, v, par)
     }
 
     fn end_step(&mut self, _st: &State<T>, _step: &Step, right: LCols<T>) {
