@@ -54,7 +54,9 @@ fn copy_block<T: Copy>(vals: &[T], m: usize, ld: usize, out: &mut [T]) {
 /// leading dimension `ld ≥ m`), which it leaves untouched: the `k = min(m, w)` rows it picks (indices into `vals`, in pivot
 /// order), the factored `k × w` block `L\U` of those rows, and the first zero pivot. A column
 /// whose candidates are all zero still picks a row (the selection goes on, so a rank-deficient
-/// subset of rows still hands on rows that span it).
+/// subset of rows still hands on rows that span it). With `keep` and no zero pivot, also the
+/// other rows (indices into `vals`, in the order `getrf` left them) and the whole factored
+/// `m × w` copy, whose rows from `k` on are `L10` on them.
 #[allow(clippy::type_complexity)]
 fn gepp<T: KernelScalar>(
     vals: &[T],
