@@ -2,7 +2,7 @@
 //! and recursion-boundary sizes × one and two threads; the other triangle and the padding stay
 //! bit-identical; BLAS semantics for `beta = 0`, `alpha = 0`, `k = 0`; shape errors; herk use.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{c64, Op, Uplo};

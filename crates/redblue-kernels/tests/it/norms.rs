@@ -2,7 +2,7 @@
 //! must not be read), no overflow or underflow in the Frobenius norm at extreme scales, NaN and
 //! infinity propagation, and hand-checked values.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{c32, c64, RealScalar, Scalar};

@@ -212,7 +212,7 @@ fn bad_input_gives_the_same_error_on_every_rank() {
         assert_eq!(e, &errs[0]);
     }
     let (e1, e2, e3, e4) = &errs[0];
-    // A 6 × 5 matrix factors (see tests/rect.rs): of ones, it is singular at column 1.
+    // A 6 × 5 matrix factors (see tests/it/rect.rs): of ones, it is singular at column 1.
     assert!(e1.as_ref().unwrap().contains("column 1"), "{e1:?}");
     assert!(e2.as_ref().unwrap().contains("column 3"), "{e2:?}");
     assert!(e3.as_ref().unwrap().contains("column 3"), "{e3:?}");

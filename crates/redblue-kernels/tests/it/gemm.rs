@@ -2,7 +2,7 @@
 //! threads, with a normalised error bound; BLAS semantics for `beta = 0`, `alpha = 0`, `k = 0`;
 //! shape errors; an independent cross-check against matrixmultiply.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{c64, Op};

@@ -4,7 +4,7 @@
 //! triangle of `A` (nor a unit diagonal) is read: they hold NaNs. Plus `alpha = 0`, padding and
 //! shape errors.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{Diag, Op, RealScalar, Side, Uplo};

@@ -4,7 +4,7 @@
 //! diagonal (NaN) are not read; a matrix that is not positive definite reports the failing
 //! column and leaves the factor of the leading block; shape errors.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{c64, Op, RealScalar, Scalar, Uplo};

@@ -2,7 +2,7 @@
 //! triangle is copied, nothing outside it is read (NaN there) or written, padding untouched;
 //! `L` and `U` extracted from `getrf` multiply back to `P·A`; shape errors.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{Diag, Op, Scalar, Uplo};

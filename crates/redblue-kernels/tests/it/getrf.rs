@@ -4,7 +4,7 @@
 //! matrices report the first zero-pivot column and keep finite, usable factors; `laswp`
 //! forward then backward is the identity.
 
-mod common;
+use crate::common;
 
 use common::*;
 use redblue_core::{c64, RealScalar, Scalar};
