@@ -281,61 +281,57 @@ fn bench_scalapack() -> Result<(), String> {
     scalapack::bench_scalapack(&args, &MPI_TIMEOUT_S.to_string())
 }
 
-/// Clippy on the MPI-only code, then the release builds of the MPI programs: the suites, the
-/// smoke test, the examples and the miniapp.
-fn build_mpi_programs() -> Result<(), String> {
+/// The packages with MPI code and the feature that turns it on, each as `package/mpi`.
+const MPI_FEATURES: &str =
+    "redblue-comm/mpi,redblue/mpi,redblue-tests/mpi,redblue-cli/mpi,redblue-scalapack/mpi";
+
+/// Clippy on the MPI-only code, then one release build of every MPI program: the suites, the
+/// failure scenarios, the smoke test, the examples, the miniapp and the ScaLAPACK library. One
+/// cargo call, so that each crate is compiled once with one set of features (separate calls
+/// select different packages, unify their dependencies' features differently and compiled the
+/// workspace again, faer included). `test-mpi` and `test-scalapack` both call it: the second
+/// call finds everything built.
+pub fn build_mpi_programs() -> Result<(), String> {
+    let packages = [
+        "-p",
+        "redblue-comm",
+        "-p",
+        "redblue",
+        "-p",
+        "redblue-tests",
+        "-p",
+        "redblue-cli",
+        "-p",
+        "redblue-scalapack",
+        "--features",
+        MPI_FEATURES,
+    ];
+    let clippy = [
+        &["clippy"][..],
+        &packages,
+        &["--all-targets", "--", "-D", "warnings"],
+    ];
+    run("cargo", &clippy.concat(), &[])?;
+    let targets = [
+        "--lib",
+        "--bin",
+        "mpi-suite",
+        "--bin",
+        "mpi-faults",
+        "--bin",
+        "redblue",
+        "--example",
+        "mpi_smoke",
+        "--example",
+        "redistribute",
+        "--example",
+        "refine",
+    ];
     run(
         "cargo",
-        &[
-            "clippy",
-            "-p",
-            "redblue-comm",
-            "-p",
-            "redblue-tests",
-            "-p",
-            "redblue-cli",
-            "--features",
-            "redblue-tests/mpi,redblue-cli/mpi",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        &[&["build", "--release"][..], &packages, &targets].concat(),
         &[],
-    )?;
-    let builds: [&[&str]; 4] = [
-        &[
-            "-p",
-            "redblue-tests",
-            "--features",
-            "mpi",
-            "--bin",
-            "mpi-suite",
-        ],
-        &[
-            "-p",
-            "redblue-comm",
-            "--features",
-            "mpi",
-            "--example",
-            "mpi_smoke",
-        ],
-        &[
-            "-p",
-            "redblue",
-            "--features",
-            "mpi",
-            "--example",
-            "redistribute",
-            "--example",
-            "refine",
-        ],
-        &["-p", "redblue-cli", "--features", "mpi"],
-    ];
-    for build in builds {
-        run("cargo", &[&["build", "--release"][..], build].concat(), &[])?;
-    }
-    Ok(())
+    )
 }
 
 /// `timeout T mpirun -n NP program args…` with the MPI settings.
@@ -513,20 +509,6 @@ const MPI_FAULT_LIMIT_S: f64 = 60.0;
 /// of gemm, LU, Cholesky or a transform (the job ends, non-zero, within
 /// [`MPI_FAULT_LIMIT_S`]). Prints the time each takes to end.
 fn mpi_faults(timeout: &str) -> Result<(), String> {
-    run(
-        "cargo",
-        &[
-            "build",
-            "--release",
-            "-p",
-            "redblue-tests",
-            "--features",
-            "mpi",
-            "--bin",
-            "mpi-faults",
-        ],
-        &[],
-    )?;
     let faults = "target/release/mpi-faults";
     // (ranks, arguments, whether the job succeeds): `nan` succeeds when every rank returned the
     // same error; the others must end the job with a failure.
