@@ -8,12 +8,13 @@
 //! solve residual `‖B − A·X‖_∞ / (‖A‖_∞·‖X‖_∞·N·ε)` (the same threshold: `LLT.dat` has one for
 //! both).
 
+use crate::factor_args::FactorArgs;
 use crate::{square_grid, Backend, Job, LayoutKind, ScalarType, SEED_A, SEED_B};
 use clap::{Args, ValueEnum};
 use redblue::check::{cholesky_residual, solve_residual, CHOLESKY_THRESHOLD};
 use redblue::cholesky::{
     cholesky_in_place_with, cholesky_lower_bound, cholesky_with, CholeskyAlgorithm, CholeskyParams,
-    CholeskyPlan, LookAhead, TileGrid,
+    CholeskyPlan,
 };
 use redblue::comm::{CommStats, Communicator, CommunicatorExt, ReduceOp};
 use redblue::core::{c32, c64, random, RealScalar, Scalar, Uplo};
@@ -50,83 +51,26 @@ impl Triangle {
 
 #[derive(Args, Clone, Debug)]
 pub struct CholeskyArgs {
-    /// Order of A.
-    #[arg(long, default_value_t = 1024)]
-    n: usize,
-    /// Ranks (threads backend; under MPI the ranks are mpirun's).
-    #[arg(long, default_value_t = 2)]
-    ranks: usize,
-    /// Element type.
-    #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
-    ty: ScalarType,
+    #[command(flatten)]
+    common: FactorArgs,
     /// confchox (2.5D) or 2d (ScaLAPACK's PxPOTRF).
     #[arg(long, default_value = "confchox")]
     algorithm: CholeskyAlgorithm,
     /// The triangle of A that is read.
     #[arg(long, value_enum, default_value_t = Triangle::Lower)]
     uplo: Triangle,
-    /// Tile width v (chosen with the grid by default).
-    #[arg(long)]
-    block: Option<usize>,
-    /// Layers c (the grid is then chosen around them).
-    #[arg(long)]
-    layers: Option<usize>,
-    /// The whole grid, PXxPYxC (overrides --layers).
-    #[arg(long)]
-    grid: Option<TileGrid>,
-    /// Words (matrix elements) each rank may hold, for the choice of the grid.
-    #[arg(long)]
-    memory: Option<u64>,
-    /// Largest fraction of idle ranks the choice of the grid may leave.
-    #[arg(long, default_value_t = 0.03)]
-    idle: f64,
-    /// Right-hand sides of the solve.
-    #[arg(long, default_value_t = 1)]
-    nrhs: usize,
-    /// Repetitions of the factorisation; the time reported is their median.
-    #[arg(long, default_value_t = 3, value_parser = crate::parse_reps)]
-    reps: usize,
-    /// Check the factor and the solve (normalised residuals; exit status 1 above the
-    /// thresholds).
-    #[arg(long)]
-    check: bool,
-    /// One JSON object per line instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// threads or mpi.
-    #[arg(long, value_enum, default_value_t = Backend::Threads)]
-    backend: Backend,
-    /// Layout of A and B: native (the factorisation's tiles) or block-cyclic.
-    #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
-    layout: LayoutKind,
-    /// Threads per rank for the local products.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Start the next panel before the rest of each step's update: on, off, or auto (on
-    /// unless this process runs more ranks than it has cores).
-    #[arg(long, default_value = "auto")]
-    look_ahead: LookAhead,
 }
-
 impl CholeskyArgs {
     fn params(&self) -> CholeskyParams {
         let mut params = CholeskyParams::default()
             .with_algorithm(self.algorithm)
-            .with_max_idle_fraction(self.idle)
-            .with_look_ahead(self.look_ahead);
-        params.grid = self.grid;
-        params.layers = self.layers;
-        params.block = self.block;
-        params.memory_words = self.memory;
+            .with_max_idle_fraction(self.common.idle)
+            .with_look_ahead(self.common.look_ahead);
+        params.grid = self.common.grid;
+        params.layers = self.common.layers;
+        params.block = self.common.block;
+        params.memory_words = self.common.memory;
         params
-    }
-
-    fn bytes(&self) -> usize {
-        match self.ty {
-            ScalarType::F32 => 4,
-            ScalarType::F64 | ScalarType::C32 => 8,
-            ScalarType::C64 => 16,
-        }
     }
 }
 
@@ -159,17 +103,20 @@ fn model_maxima(plan: &CholeskyPlan, p: usize) -> (u64, u64, bool) {
 }
 
 fn plan(args: &CholeskyArgs, p: usize) -> Result<Planned, Error> {
-    let n = args.n;
+    let n = args.common.n;
     let plan = CholeskyPlan::new(n, p, &args.params())?;
     let (model_sent_max, model_received_max, exact) = model_maxima(&plan, p);
     let two_d = CholeskyParams::default()
         .with_algorithm(CholeskyAlgorithm::TwoD)
-        .with_max_idle_fraction(args.idle);
+        .with_max_idle_fraction(args.common.idle);
     let two_d_plan = CholeskyPlan::new(n, p, &two_d)?;
     let (two_d_sent_max, _, _) = model_maxima(&two_d_plan, p);
     let grid = plan.grid;
     let tiles = plan.native_layout()?.local_len(0) as u64;
-    let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
+    let memory = args
+        .common
+        .memory
+        .map_or(grid.replica_words(n), |m| m as f64);
     Ok(Planned {
         plan,
         model_sent_max,
@@ -205,14 +152,14 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     args: &CholeskyArgs,
     planned: &Planned,
 ) -> Result<RankReport, Error> {
-    let (n, p, k) = (args.n, comm.size(), args.nrhs);
-    let par = if args.threads > 1 {
-        Par::Threads(args.threads)
+    let (n, p, k) = (args.common.n, comm.size(), args.common.nrhs);
+    let par = if args.common.threads > 1 {
+        Par::Threads(args.common.threads)
     } else {
         Par::Seq
     };
     let plan = &planned.plan;
-    let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
+    let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.common.layout {
         LayoutKind::Native => {
             let (g, v) = (plan.grid, plan.block);
             let b = BlockCyclic::new(n, k, v, v, g.px, g.py)?;
@@ -231,11 +178,11 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     let uplo = args.uplo.uplo();
     // The native layout's lower triangle is factored in place on a copy made before the clock
     // starts (as ScaLAPACK's pdpotrf overwrites its input); otherwise `cholesky_with` copies.
-    let in_place = args.layout == LayoutKind::Native && uplo == Uplo::Lower;
+    let in_place = args.common.layout == LayoutKind::Native && uplo == Uplo::Lower;
     let mut times = Vec::new();
     let mut stats = CommStats::default();
     let mut fac = None;
-    for _ in 0..args.reps {
+    for _ in 0..args.common.reps {
         drop(fac.take()); // the previous factor's memory back before the next run
         let copy = in_place.then(|| a.clone());
         comm.barrier()?;
@@ -257,7 +204,7 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     let start = Instant::now();
     let x = fac.solve(comm, &b)?;
     let solve_seconds = comm.all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)?;
-    let (residual, solve_res) = if args.check {
+    let (residual, solve_res) = if args.common.check {
         (
             Some(cholesky_residual(comm, &a, uplo, &fac)?),
             Some(solve_residual(comm, &a, &x, &b)?),
@@ -277,10 +224,10 @@ fn run_rank<T: KernelScalar, C: Communicator>(
 /// Prints the plan fields (`plan cholesky`).
 fn print_plan(args: &CholeskyArgs, p: usize, planned: &Planned) {
     let plan = &planned.plan;
-    if args.json {
+    if args.common.json {
         let line = json!({
-            "op": "cholesky", "n": args.n, "ranks": p, "ranks_used": plan.ranks(),
-            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "op": "cholesky", "n": args.common.n, "ranks": p, "ranks_used": plan.ranks(),
+            "type": args.common.ty.name(), "algorithm": args.algorithm.to_string(),
             "uplo": args.uplo.name(),
             "grid": plan.grid.to_string(), "block": plan.block,
             "model_words": planned.model_sent_max,
@@ -289,14 +236,14 @@ fn print_plan(args: &CholeskyArgs, p: usize, planned: &Planned) {
             "two_d_words": planned.two_d_sent_max,
             "lower_bound_words": planned.lower_bound_words,
             "memory_words_max": planned.memory_words_max,
-            "memory_bytes_max": plan.memory_bytes(args.bytes()),
+            "memory_bytes_max": plan.memory_bytes(args.common.bytes()),
         });
         println!("{line}");
         return;
     }
     println!(
         "plan cholesky {0}×{0} on {p} ranks ({1})",
-        args.n, args.algorithm
+        args.common.n, args.algorithm
     );
     println!(
         "  grid              {} ({} ranks used), tile width {}",
@@ -326,7 +273,7 @@ fn print_plan(args: &CholeskyArgs, p: usize, planned: &Planned) {
     println!(
         "  memory/rank       {} words of tiles, {} bytes with the buffers",
         planned.memory_words_max,
-        plan.memory_bytes(args.bytes())
+        plan.memory_bytes(args.common.bytes())
     );
 }
 
@@ -342,17 +289,17 @@ fn print_run(
     let max_sent = all.iter().map(|r| r.0).max().unwrap_or(0);
     let avg_sent = all.iter().map(|r| r.0 as f64).sum::<f64>() / all.len().max(1) as f64;
     let max_messages = all.iter().map(|r| r.1).max().unwrap_or(0);
-    let n = args.n as f64;
-    let gflops = args.ty.flops_per_fma() * n * n * n / 6.0 / me.seconds.max(1e-12) / 1e9;
+    let n = args.common.n as f64;
+    let gflops = args.common.ty.flops_per_fma() * n * n * n / 6.0 / me.seconds.max(1e-12) / 1e9;
     let plan = &planned.plan;
-    if args.json {
+    if args.common.json {
         let line = json!({
-            "op": "cholesky", "n": args.n, "ranks": p, "ranks_used": plan.ranks(),
-            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "op": "cholesky", "n": args.common.n, "ranks": p, "ranks_used": plan.ranks(),
+            "type": args.common.ty.name(), "algorithm": args.algorithm.to_string(),
             "uplo": args.uplo.name(),
             "grid": plan.grid.to_string(), "block": plan.block,
-            "backend": format!("{:?}", args.backend).to_lowercase(),
-            "layout": args.layout.name(), "nrhs": args.nrhs, "reps": args.reps,
+            "backend": format!("{:?}", args.common.backend).to_lowercase(),
+            "layout": args.common.layout.name(), "nrhs": args.common.nrhs, "reps": args.common.reps,
             "time_s": me.seconds, "gflops": gflops, "solve_time_s": me.solve_seconds,
             "words_sent_max": max_sent, "words_sent_avg": avg_sent,
             "messages_max": max_messages, "model_words": planned.model_sent_max,
@@ -367,10 +314,10 @@ fn print_run(
     }
     println!(
         "cholesky {0}×{0} {1} on {p} ranks ({2:?}, {3} layout, {4}), {5}",
-        args.n,
-        args.ty.name(),
-        args.backend,
-        args.layout.name(),
+        args.common.n,
+        args.common.ty.name(),
+        args.common.backend,
+        args.common.layout.name(),
         args.uplo.name(),
         args.algorithm
     );
@@ -382,11 +329,11 @@ fn print_run(
     );
     println!(
         "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
-        me.seconds, args.reps
+        me.seconds, args.common.reps
     );
     println!(
         "  solve             {:.4} s for {} right-hand sides",
-        me.solve_seconds, args.nrhs
+        me.solve_seconds, args.common.nrhs
     );
     println!(
         "  words sent/rank   max {max_sent}, avg {avg_sent:.0}; model {}",
@@ -411,7 +358,7 @@ fn print_run(
 fn cholesky_on<C: Communicator>(comm: &C, args: &CholeskyArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
-    let report = match args.ty {
+    let report = match args.common.ty {
         ScalarType::F32 => run_rank::<f32, C>(comm, args, &planned)?,
         ScalarType::F64 => run_rank::<f64, C>(comm, args, &planned)?,
         ScalarType::C32 => run_rank::<c32, C>(comm, args, &planned)?,
@@ -433,34 +380,37 @@ fn cholesky_on<C: Communicator>(comm: &C, args: &CholeskyArgs) -> Result<bool, E
 
 impl Job for CholeskyArgs {
     fn ranks(&self) -> usize {
-        self.ranks
+        self.common.ranks
     }
 
     fn backend(&self) -> Backend {
-        self.backend
+        self.common.backend
     }
 
     fn input_bytes(&self) -> f64 {
-        let n = self.n as f64;
-        (n * n + n * self.nrhs as f64) * self.bytes() as f64
+        self.common.input_bytes()
     }
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
         let planned = plan(self, p).map_err(|e| e.to_string())?;
         // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
         // the factor, the residual matrix and the product's buffers.
-        let n = self.n as f64;
-        let elem = self.bytes() as f64;
+        let n = self.common.n as f64;
+        let elem = self.common.bytes() as f64;
         let plan = &planned.plan;
-        let factor = plan.memory_bytes(self.bytes()) as f64 * plan.ranks() as f64;
-        let check = if self.check { 4.0 * n * n * elem } else { 0.0 };
-        let bytes = n * n * elem + factor + check + 3.0 * n * self.nrhs as f64 * elem;
+        let factor = plan.memory_bytes(self.common.bytes()) as f64 * plan.ranks() as f64;
+        let check = if self.common.check {
+            4.0 * n * n * elem
+        } else {
+            0.0
+        };
+        let bytes = n * n * elem + factor + check + 3.0 * n * self.common.nrhs as f64 * elem;
         Ok((
             bytes,
             format!(
                 "the input, {} layer(s) of tiles and buffers{}",
                 plan.grid.c,
-                if self.check {
+                if self.common.check {
                     ", the check's factor and products"
                 } else {
                     ""
@@ -476,7 +426,7 @@ impl Job for CholeskyArgs {
 
 /// `redblue plan cholesky`.
 pub fn plan_command(args: &CholeskyArgs) -> Result<bool, String> {
-    let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
-    print_plan(args, args.ranks, &planned);
+    let planned = plan(args, args.common.ranks).map_err(|e| e.to_string())?;
+    print_plan(args, args.common.ranks, &planned);
     Ok(true)
 }

@@ -88,11 +88,7 @@ pub struct GemmArgs {
 impl GemmArgs {
     /// Bytes of one element.
     fn elem_bytes(&self) -> f64 {
-        match self.ty {
-            ScalarType::F32 => 4.0,
-            ScalarType::F64 | ScalarType::C32 => 8.0,
-            ScalarType::C64 => 16.0,
-        }
+        self.ty.bytes() as f64
     }
 
     fn shape(&self) -> GemmShape {

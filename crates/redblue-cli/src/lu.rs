@@ -7,6 +7,7 @@
 //! norms distributed) and fails if either exceeds [`CHECK_THRESHOLD`]. `A` and the right-hand
 //! sides `B` are independent random matrices.
 
+use crate::factor_args::FactorArgs;
 use crate::{square_grid, Backend, Job, LayoutKind, ScalarType, SEED_A, SEED_B};
 use clap::Args;
 use redblue::check::{lu_residual, solve_residual, LU_THRESHOLD};
@@ -16,7 +17,7 @@ use redblue::dist::{AnyLayout, BlockCyclic, GridOrder, Layout, OwnedDistMatrix};
 use redblue::kernels::{KernelScalar, Par};
 use redblue::lu::{
     lu_in_place_with, lu_lower_bound, lu_with, two_d_words, two_five_d_messages, two_five_d_words,
-    LookAhead, LuAlgorithm, LuParams, LuPlan, TileGrid,
+    LuAlgorithm, LuParams, LuPlan, TileGrid,
 };
 use redblue::Error;
 use serde_json::json;
@@ -29,15 +30,8 @@ pub const CHECK_THRESHOLD: f64 = LU_THRESHOLD;
 
 #[derive(Args, Clone, Debug)]
 pub struct LuArgs {
-    /// Order of A.
-    #[arg(long, default_value_t = 1024)]
-    n: usize,
-    /// Ranks (threads backend; under MPI the ranks are mpirun's).
-    #[arg(long, default_value_t = 2)]
-    ranks: usize,
-    /// Element type.
-    #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
-    ty: ScalarType,
+    #[command(flatten)]
+    common: FactorArgs,
     /// conflux (2.5D, tournament pivoting), 2d (partial pivoting), 2.5d-nopiv (seed 001's 2.5D
     /// LU without pivoting: the matrix gets N added to its diagonal) or 2.5d-ca (seed 001's,
     /// with CA-pivoting).
@@ -47,68 +41,18 @@ pub struct LuArgs {
     /// lower bound.
     #[arg(long)]
     compare: bool,
-    /// Tile width v (default 128).
-    #[arg(long)]
-    block: Option<usize>,
-    /// Layers c (the layer grid is then chosen on ranks/c ranks).
-    #[arg(long)]
-    layers: Option<usize>,
-    /// The whole grid, PXxPYxC (overrides --layers).
-    #[arg(long)]
-    grid: Option<TileGrid>,
-    /// Words (matrix elements) each rank may hold, for the choice of the grid.
-    #[arg(long)]
-    memory: Option<u64>,
-    /// Largest fraction of idle ranks the choice of the grid may leave.
-    #[arg(long, default_value_t = 0.03)]
-    idle: f64,
-    /// Right-hand sides of the solve.
-    #[arg(long, default_value_t = 1)]
-    nrhs: usize,
-    /// Repetitions of the factorisation; the time reported is their median.
-    #[arg(long, default_value_t = 3, value_parser = crate::parse_reps)]
-    reps: usize,
-    /// Check the factors and the solve (normalised residuals; exit status 1 above the
-    /// threshold).
-    #[arg(long)]
-    check: bool,
-    /// One JSON object per line instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// threads or mpi.
-    #[arg(long, value_enum, default_value_t = Backend::Threads)]
-    backend: Backend,
-    /// Layout of A and B: native (the factorisation's tiles) or block-cyclic.
-    #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
-    layout: LayoutKind,
-    /// Threads per rank for the local products.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Start the next panel before the rest of each step's update: on, off, or auto (on
-    /// unless this process runs more ranks than it has cores).
-    #[arg(long, default_value = "auto")]
-    look_ahead: LookAhead,
 }
-
 impl LuArgs {
     fn params(&self) -> LuParams {
         let mut params = LuParams::default()
             .with_algorithm(self.algorithm)
-            .with_max_idle_fraction(self.idle)
-            .with_look_ahead(self.look_ahead);
-        params.grid = self.grid;
-        params.layers = self.layers;
-        params.block = self.block;
-        params.memory_words = self.memory;
+            .with_max_idle_fraction(self.common.idle)
+            .with_look_ahead(self.common.look_ahead);
+        params.grid = self.common.grid;
+        params.layers = self.common.layers;
+        params.block = self.common.block;
+        params.memory_words = self.common.memory;
         params
-    }
-
-    fn bytes(&self) -> usize {
-        match self.ty {
-            ScalarType::F32 => 4,
-            ScalarType::F64 | ScalarType::C32 => 8,
-            ScalarType::C64 => 16,
-        }
     }
 }
 
@@ -129,12 +73,12 @@ struct Planned {
 }
 
 fn plan(args: &LuArgs, p: usize) -> Result<Planned, Error> {
-    let n = args.n;
+    let n = args.common.n;
     let plan = LuPlan::new(n, p, &args.params())?;
     let (grid, v) = (plan.grid, plan.block);
     let exact = plan.replay_is_cheap(p);
     let (model_words, model_received_max) = if exact {
-        let costs = plan.rank_costs(p, args.bytes());
+        let costs = plan.rank_costs(p, args.common.bytes());
         (
             costs.iter().map(|s| s.words_sent).max().unwrap_or(0),
             costs.iter().map(|s| s.words_received).max().unwrap_or(0),
@@ -144,7 +88,10 @@ fn plan(args: &LuArgs, p: usize) -> Result<Planned, Error> {
         (average, average)
     };
     let tiles = native_layout(n, v, grid)?.local_len(0) as u64;
-    let memory = args.memory.map_or(grid.replica_words(n), |m| m as f64);
+    let memory = args
+        .common
+        .memory
+        .map_or(grid.replica_words(n), |m| m as f64);
     Ok(Planned {
         plan,
         grid,
@@ -181,13 +128,13 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     args: &LuArgs,
     planned: &Planned,
 ) -> Result<RankReport, Error> {
-    let (n, p, k) = (args.n, comm.size(), args.nrhs);
-    let par = if args.threads > 1 {
-        Par::Threads(args.threads)
+    let (n, p, k) = (args.common.n, comm.size(), args.common.nrhs);
+    let par = if args.common.threads > 1 {
+        Par::Threads(args.common.threads)
     } else {
         Par::Seq
     };
-    let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.layout {
+    let (layout_a, layout_b): (AnyLayout, AnyLayout) = match args.common.layout {
         LayoutKind::Native => {
             let (g, v) = (planned.grid, planned.block);
             let b = BlockCyclic::new(n, k, v, v, g.px, g.py)?;
@@ -217,11 +164,11 @@ fn run_rank<T: KernelScalar, C: Communicator>(
             x
         }
     })?;
-    let native = args.layout == LayoutKind::Native;
+    let native = args.common.layout == LayoutKind::Native;
     let mut times = Vec::new();
     let mut stats = CommStats::default();
     let mut fac = None;
-    for _ in 0..args.reps {
+    for _ in 0..args.common.reps {
         drop(fac.take()); // the previous factors' memory back before the next run
                           // The native layout is factored in place on a copy made before the clock starts (as
                           // ScaLAPACK's pdgetrf overwrites its input); another layout is copied in by `lu`.
@@ -242,14 +189,14 @@ fn run_rank<T: KernelScalar, C: Communicator>(
     times.sort_by(f64::total_cmp);
     let model = planned
         .plan
-        .rank_costs_with(p, fac.step_pivots(), args.bytes());
+        .rank_costs_with(p, fac.step_pivots(), args.common.bytes());
     // Independent of A: a right-hand side made of A's own columns would be solved exactly.
     let b = OwnedDistMatrix::<T, _>::random(comm, layout_b, SEED_B)?;
     comm.barrier()?;
     let start = Instant::now();
     let x = fac.solve(comm, &b)?;
     let solve_seconds = comm.all_reduce_one(start.elapsed().as_secs_f64(), ReduceOp::Max)?;
-    let (residual, solve_res) = if args.check {
+    let (residual, solve_res) = if args.common.check {
         (
             Some(lu_residual(comm, &a, &fac)?),
             Some(solve_residual(comm, &a, &x, &b)?),
@@ -279,11 +226,11 @@ fn paper_cost(n: usize, algorithm: LuAlgorithm, grid: TileGrid) -> Option<(f64, 
 
 /// Prints the plan fields (`plan lu`).
 fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
-    let paper = paper_cost(args.n, args.algorithm, planned.grid);
-    if args.json {
+    let paper = paper_cost(args.common.n, args.algorithm, planned.grid);
+    if args.common.json {
         let line = json!({
-            "op": "lu", "n": args.n, "ranks": p, "ranks_used": planned.grid.ranks(),
-            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "op": "lu", "n": args.common.n, "ranks": p, "ranks_used": planned.grid.ranks(),
+            "type": args.common.ty.name(), "algorithm": args.algorithm.to_string(),
             "grid": planned.grid.to_string(), "block": planned.block,
             "model_words": planned.model_words,
             "model_received_max": planned.model_received_max,
@@ -295,7 +242,10 @@ fn print_plan(args: &LuArgs, p: usize, planned: &Planned) {
         });
         println!("{line}");
     } else {
-        println!("plan lu {0}×{0} on {p} ranks ({1})", args.n, args.algorithm);
+        println!(
+            "plan lu {0}×{0} on {p} ranks ({1})",
+            args.common.n, args.algorithm
+        );
         println!(
             "  grid              {} ({} ranks used), tile width {}",
             planned.grid,
@@ -337,15 +287,15 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
     let max_sent = all.iter().map(|r| r.0).max().unwrap_or(0);
     let avg_sent = all.iter().map(|r| r.0 as f64).sum::<f64>() / all.len().max(1) as f64;
     let max_messages = all.iter().map(|r| r.1).max().unwrap_or(0);
-    let n = args.n as f64;
-    let gflops = args.ty.flops_per_fma() * n * n * n / 3.0 / me.seconds.max(1e-12) / 1e9;
-    if args.json {
+    let n = args.common.n as f64;
+    let gflops = args.common.ty.flops_per_fma() * n * n * n / 3.0 / me.seconds.max(1e-12) / 1e9;
+    if args.common.json {
         let line = json!({
-            "op": "lu", "n": args.n, "ranks": p, "ranks_used": planned.grid.ranks(),
-            "type": args.ty.name(), "algorithm": args.algorithm.to_string(),
+            "op": "lu", "n": args.common.n, "ranks": p, "ranks_used": planned.grid.ranks(),
+            "type": args.common.ty.name(), "algorithm": args.algorithm.to_string(),
             "grid": planned.grid.to_string(), "block": planned.block,
-            "backend": format!("{:?}", args.backend).to_lowercase(),
-            "layout": args.layout.name(), "nrhs": args.nrhs, "reps": args.reps,
+            "backend": format!("{:?}", args.common.backend).to_lowercase(),
+            "layout": args.common.layout.name(), "nrhs": args.common.nrhs, "reps": args.common.reps,
             "time_s": me.seconds, "gflops": gflops, "solve_time_s": me.solve_seconds,
             "words_sent_max": max_sent, "words_sent_avg": avg_sent,
             "messages_max": max_messages, "model_words": me.model_words,
@@ -360,10 +310,10 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
     }
     println!(
         "lu {0}×{0} {1} on {p} ranks ({2:?}, {3} layout), {4}",
-        args.n,
-        args.ty.name(),
-        args.backend,
-        args.layout.name(),
+        args.common.n,
+        args.common.ty.name(),
+        args.common.backend,
+        args.common.layout.name(),
         args.algorithm
     );
     println!(
@@ -374,11 +324,11 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
     );
     println!(
         "  time              {:.4} s (median of {}), {gflops:.1} GFLOP/s",
-        me.seconds, args.reps
+        me.seconds, args.common.reps
     );
     println!(
         "  solve             {:.4} s for {} right-hand sides",
-        me.solve_seconds, args.nrhs
+        me.solve_seconds, args.common.nrhs
     );
     println!(
         "  words sent/rank   max {max_sent}, avg {avg_sent:.0}; model {} (this run's pivots)",
@@ -404,7 +354,7 @@ fn print_run(args: &LuArgs, p: usize, planned: &Planned, all: &[(u64, u64)], me:
 fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, Error> {
     let p = comm.size();
     let planned = plan(args, p)?;
-    let report = match args.ty {
+    let report = match args.common.ty {
         ScalarType::F32 => run_rank::<f32, C>(comm, args, &planned)?,
         ScalarType::F64 => run_rank::<f64, C>(comm, args, &planned)?,
         ScalarType::C32 => run_rank::<c32, C>(comm, args, &planned)?,
@@ -425,33 +375,37 @@ fn lu_on<C: Communicator>(comm: &C, args: &LuArgs) -> Result<bool, Error> {
 
 impl Job for LuArgs {
     fn ranks(&self) -> usize {
-        self.ranks
+        self.common.ranks
     }
 
     fn backend(&self) -> Backend {
-        self.backend
+        self.common.backend
     }
 
     fn input_bytes(&self) -> f64 {
-        let n = self.n as f64;
-        (n * n + n * self.nrhs as f64) * self.bytes() as f64
+        self.common.input_bytes()
     }
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
         let planned = plan(self, p).map_err(|e| e.to_string())?;
         // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
         // L, U, P·A and the product's buffers.
-        let n = self.n as f64;
-        let elem = self.bytes() as f64;
-        let factor = planned.plan.memory_bytes(self.bytes()) as f64 * planned.grid.ranks() as f64;
-        let check = if self.check { 4.0 * n * n * elem } else { 0.0 };
-        let bytes = n * n * elem + factor + check + 3.0 * n * self.nrhs as f64 * elem;
+        let n = self.common.n as f64;
+        let elem = self.common.bytes() as f64;
+        let factor =
+            planned.plan.memory_bytes(self.common.bytes()) as f64 * planned.grid.ranks() as f64;
+        let check = if self.common.check {
+            4.0 * n * n * elem
+        } else {
+            0.0
+        };
+        let bytes = n * n * elem + factor + check + 3.0 * n * self.common.nrhs as f64 * elem;
         Ok((
             bytes,
             format!(
                 "the input, {} layer(s) of tiles and buffers{}",
                 planned.grid.c,
-                if self.check {
+                if self.common.check {
                     ", the check's L, U and products"
                 } else {
                     ""
@@ -471,8 +425,8 @@ pub fn plan_command(args: &LuArgs) -> Result<bool, String> {
         compare_plans(args);
         return Ok(true);
     }
-    let planned = plan(args, args.ranks).map_err(|e| e.to_string())?;
-    print_plan(args, args.ranks, &planned);
+    let planned = plan(args, args.common.ranks).map_err(|e| e.to_string())?;
+    print_plan(args, args.common.ranks, &planned);
     Ok(true)
 }
 
@@ -480,7 +434,7 @@ pub fn plan_command(args: &LuArgs) -> Result<bool, String> {
 /// layers and tile width when given), one row each, an algorithm that cannot plan it with its
 /// reason.
 fn compare_plans(args: &LuArgs) {
-    let p = args.ranks;
+    let p = args.common.ranks;
     let rows: Vec<(LuAlgorithm, Result<Planned, Error>)> = LuAlgorithm::ALL
         .into_iter()
         .map(|a| {
@@ -492,7 +446,7 @@ fn compare_plans(args: &LuArgs) {
         })
         .collect();
     let how = |x: &Planned| if x.exact { "exact" } else { "average" };
-    if args.json {
+    if args.common.json {
         let rows: Vec<_> = rows
             .iter()
             .map(|(a, r)| match r {
@@ -502,21 +456,21 @@ fn compare_plans(args: &LuArgs) {
                     "model_received_max": x.model_received_max, "model": how(x),
                     "lower_bound_words": x.lower_bound_words,
                     "memory_words_max": x.memory_words_max,
-                    "paper_words": paper_cost(args.n, *a, x.grid).map(|c| c.0),
+                    "paper_words": paper_cost(args.common.n, *a, x.grid).map(|c| c.0),
                 }),
                 Err(e) => json!({ "algorithm": a.to_string(), "error": e.to_string() }),
             })
             .collect();
-        let two_d = two_d_words(args.n as f64, p as f64);
+        let two_d = two_d_words(args.common.n as f64, p as f64);
         let line = json!({
-            "op": "lu", "n": args.n, "ranks": p, "two_d_words": two_d, "algorithms": rows,
+            "op": "lu", "n": args.common.n, "ranks": p, "two_d_words": two_d, "algorithms": rows,
         });
         println!("{line}");
         return;
     }
     println!(
         "plan lu {0}×{0} on {p} ranks: every algorithm (words per rank, no interchanges)",
-        args.n
+        args.common.n
     );
     println!(
         "  {:<10} {:>9} {:>5} {:>6} {:>14} {:>14} {:>14} {:>12}",

@@ -20,6 +20,7 @@
 //! ```
 
 mod cholesky;
+mod factor_args;
 mod gemm;
 mod io_sim;
 mod lu;
@@ -93,6 +94,15 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
+    /// Bytes of one element.
+    pub fn bytes(self) -> usize {
+        match self {
+            ScalarType::F32 => 4,
+            ScalarType::F64 | ScalarType::C32 => 8,
+            ScalarType::C64 => 16,
+        }
+    }
+
     /// Its name in reports.
     pub fn name(self) -> &'static str {
         match self {

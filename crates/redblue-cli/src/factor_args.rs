@@ -1,0 +1,73 @@
+//! The options `redblue lu` and `redblue cholesky` share: the problem, the choice of the grid,
+//! the run and its report. Each command adds its own (the algorithm, `--uplo`, `--compare`).
+
+use crate::{Backend, LayoutKind, ScalarType};
+use clap::Args;
+use redblue::lu::{LookAhead, TileGrid};
+
+#[derive(Args, Clone, Debug)]
+pub struct FactorArgs {
+    /// Order of A.
+    #[arg(long, default_value_t = 1024)]
+    pub n: usize,
+    /// Ranks (threads backend; under MPI the ranks are mpirun's).
+    #[arg(long, default_value_t = 2)]
+    pub ranks: usize,
+    /// Element type.
+    #[arg(long = "type", value_enum, default_value_t = ScalarType::F64)]
+    pub ty: ScalarType,
+    /// Tile width v (chosen with the grid by default).
+    #[arg(long)]
+    pub block: Option<usize>,
+    /// Layers c (the grid is then chosen around them).
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// The whole grid, PXxPYxC (overrides --layers).
+    #[arg(long)]
+    pub grid: Option<TileGrid>,
+    /// Words (matrix elements) each rank may hold, for the choice of the grid.
+    #[arg(long)]
+    pub memory: Option<u64>,
+    /// Largest fraction of idle ranks the choice of the grid may leave.
+    #[arg(long, default_value_t = 0.03)]
+    pub idle: f64,
+    /// Right-hand sides of the solve.
+    #[arg(long, default_value_t = 1)]
+    pub nrhs: usize,
+    /// Repetitions of the factorisation; the time reported is their median.
+    #[arg(long, default_value_t = 3, value_parser = crate::parse_reps)]
+    pub reps: usize,
+    /// Check the factorisation and the solve (normalised residuals; exit status 1 above the
+    /// threshold).
+    #[arg(long)]
+    pub check: bool,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// threads or mpi.
+    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    pub backend: Backend,
+    /// Layout of A and B: native (the factorisation's tiles) or block-cyclic.
+    #[arg(long, value_enum, default_value_t = LayoutKind::Native)]
+    pub layout: LayoutKind,
+    /// Threads per rank for the local products.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Start the next panel before the rest of each step's update: on, off, or auto (on
+    /// unless this process runs more ranks than it has cores).
+    #[arg(long, default_value = "auto")]
+    pub look_ahead: LookAhead,
+}
+
+impl FactorArgs {
+    /// Bytes of one element.
+    pub fn bytes(&self) -> usize {
+        self.ty.bytes()
+    }
+
+    /// Bytes of the input: `A` and the right-hand sides.
+    pub fn input_bytes(&self) -> f64 {
+        let n = self.n as f64;
+        (n * n + n * self.nrhs as f64) * self.bytes() as f64
+    }
+}
