@@ -287,9 +287,9 @@ const MPI_FEATURES: &str =
 
 /// Clippy on the MPI-only code, then one release build of every MPI program: the suites, the
 /// failure scenarios, the smoke test, the examples, the miniapp and the ScaLAPACK library. One
-/// cargo call, so that each crate is compiled once with one set of features (separate calls
-/// select different packages, unify their dependencies' features differently and compiled the
-/// workspace again, faer included). `test-mpi` and `test-scalapack` both call it: the second
+/// cargo call, so that each crate is compiled once with one set of features (separate calls,
+/// selecting different packages, unified their dependencies' features differently and compiled
+/// the workspace again, faer included). `test-mpi` and `test-scalapack` both call it: the second
 /// call finds everything built.
 pub fn build_mpi_programs() -> Result<(), String> {
     let packages = [
