@@ -393,30 +393,12 @@ impl Job for CholeskyArgs {
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
         let planned = plan(self, p).map_err(|e| e.to_string())?;
-        // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
-        // the factor, the residual matrix and the product's buffers.
-        let n = self.common.n as f64;
-        let elem = self.common.bytes() as f64;
         let plan = &planned.plan;
         let factor = plan.memory_bytes(self.common.bytes()) as f64 * plan.ranks() as f64;
-        let check = if self.common.check {
-            4.0 * n * n * elem
-        } else {
-            0.0
-        };
-        let bytes = n * n * elem + factor + check + 3.0 * n * self.common.nrhs as f64 * elem;
-        Ok((
-            bytes,
-            format!(
-                "the input, {} layer(s) of tiles and buffers{}",
-                plan.grid.c,
-                if self.common.check {
-                    ", the check's factor and products"
-                } else {
-                    ""
-                }
-            ),
-        ))
+        // The check's factor, residual matrix and the product's buffers.
+        Ok(self
+            .common
+            .bytes_needed(factor, plan.grid.c, "factor and products"))
     }
 
     fn run<C: Communicator>(&self, comm: &C) -> Result<bool, Error> {

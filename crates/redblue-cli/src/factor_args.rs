@@ -70,4 +70,20 @@ impl FactorArgs {
         let n = self.n as f64;
         (n * n + n * self.nrhs as f64) * self.bytes() as f64
     }
+
+    /// The bytes a run needs in this process, and what they hold: `A`, every grid rank's tiles
+    /// and working buffers (`factor_bytes`, on `layers` layers), `B` and `X`, and with
+    /// `--check` four more `N × N` matrices (`checked`: what they are).
+    pub fn bytes_needed(&self, factor_bytes: f64, layers: usize, checked: &str) -> (f64, String) {
+        let (n, elem) = (self.n as f64, self.bytes() as f64);
+        let check = if self.check { 4.0 * n * n * elem } else { 0.0 };
+        let bytes = n * n * elem + factor_bytes + check + 3.0 * n * self.nrhs as f64 * elem;
+        let checked = if self.check {
+            format!(", the check's {checked}")
+        } else {
+            String::new()
+        };
+        let what = format!("the input, {layers} layer(s) of tiles and buffers{checked}");
+        (bytes, what)
+    }
 }

@@ -388,30 +388,12 @@ impl Job for LuArgs {
 
     fn check(&self, p: usize) -> Result<(f64, String), String> {
         let planned = plan(self, p).map_err(|e| e.to_string())?;
-        // A; every grid rank's tiles and working buffers by the plan; B and X; for the check,
-        // L, U, P·A and the product's buffers.
-        let n = self.common.n as f64;
-        let elem = self.common.bytes() as f64;
-        let factor =
-            planned.plan.memory_bytes(self.common.bytes()) as f64 * planned.grid.ranks() as f64;
-        let check = if self.common.check {
-            4.0 * n * n * elem
-        } else {
-            0.0
-        };
-        let bytes = n * n * elem + factor + check + 3.0 * n * self.common.nrhs as f64 * elem;
-        Ok((
-            bytes,
-            format!(
-                "the input, {} layer(s) of tiles and buffers{}",
-                planned.grid.c,
-                if self.common.check {
-                    ", the check's L, U and products"
-                } else {
-                    ""
-                }
-            ),
-        ))
+        let ranks = planned.grid.ranks() as f64;
+        let factor = planned.plan.memory_bytes(self.common.bytes()) as f64 * ranks;
+        // The check's L, U, P·A and the product's buffers.
+        Ok(self
+            .common
+            .bytes_needed(factor, planned.grid.c, "L, U and products"))
     }
 
     fn run<C: Communicator>(&self, comm: &C) -> Result<bool, Error> {
