@@ -87,3 +87,36 @@ impl FactorArgs {
         (bytes, what)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: FactorArgs,
+    }
+
+    fn parse(extra: &[&str]) -> FactorArgs {
+        let base = ["redblue", "--n", "100", "--nrhs", "2", "--type", "c64"];
+        Command::parse_from(base.iter().chain(extra)).args
+    }
+
+    #[test]
+    fn the_estimate_counts_the_input_the_factor_the_right_hand_sides_and_the_check() {
+        let args = parse(&[]);
+        let (n, elem) = (100.0, 16.0);
+        assert_eq!(args.input_bytes(), (n * n + 2.0 * n) * elem);
+        let (bytes, what) = args.bytes_needed(1000.0, 2, "factor");
+        assert_eq!(bytes, n * n * elem + 1000.0 + 3.0 * n * 2.0 * elem);
+        assert_eq!(what, "the input, 2 layer(s) of tiles and buffers");
+        let (checked, what) = parse(&["--check"]).bytes_needed(1000.0, 2, "factor");
+        assert_eq!(checked - bytes, 4.0 * n * n * elem);
+        assert_eq!(
+            what,
+            "the input, 2 layer(s) of tiles and buffers, the check's factor"
+        );
+    }
+}
