@@ -120,9 +120,7 @@ fn report(name: &str, n: usize, p: usize, arms: [Arm; 2], labels: [&str; 2], tar
 
 fn bench_cholesky(_: &mut Criterion) {
     let n = 4096;
-    if std::env::var_os("OPENBLAS_CORETYPE").is_some() {
-        println!("note: OPENBLAS_CORETYPE is set; unset it for the system BLAS's full speed");
-    }
+    redblue_benches::without_forced_coretype("cholesky");
     let confchox = CholeskyParams::default();
     let two_d = CholeskyParams::default().with_algorithm(CholeskyAlgorithm::TwoD);
     report(

@@ -265,24 +265,6 @@ fn bench_trsm<T: KernelScalar>(c: &mut Criterion) {
     }
 }
 
-/// Re-runs this program without `OPENBLAS_CORETYPE` if it is set (see the module docs).
-fn without_forced_coretype() {
-    let Some(forced) = std::env::var_os("OPENBLAS_CORETYPE") else {
-        return;
-    };
-    println!(
-        "kernels bench: OPENBLAS_CORETYPE={} was set; re-running without it so that OpenBLAS \
-         picks its kernels for this CPU",
-        forced.to_string_lossy()
-    );
-    let status = std::process::Command::new(std::env::current_exe().expect("own path"))
-        .args(std::env::args_os().skip(1))
-        .env_remove("OPENBLAS_CORETYPE")
-        .status()
-        .expect("re-running the benchmark");
-    std::process::exit(status.code().unwrap_or(1));
-}
-
 /// The f64 peak of one core, measured: independent AVX-512 (or AVX2) FMA chains, best of three
 /// runs of about 0.3 s. The targets of the kernels are ratios to it, taken in the same run.
 #[cfg(target_arch = "x86_64")]
@@ -346,7 +328,7 @@ fn measured_peak_gflops() -> Option<f64> {
 }
 
 fn main() {
-    without_forced_coretype();
+    redblue_benches::without_forced_coretype("kernels");
     match measured_peak_gflops() {
         Some(peak) => println!("kernels bench: measured f64 peak of one core: {peak:.1} GFLOP/s"),
         None => println!("kernels bench: no FMA peak probe on this CPU"),

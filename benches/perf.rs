@@ -8,7 +8,11 @@
 //! ```text
 //! cargo bench -p redblue-benches --bench perf            # N = 4096, 5 pairs, f64 and the rest
 //! PERF_N=2048 PERF_PAIRS=3 PERF_ONLY=gemm cargo bench -p redblue-benches --bench perf
+//! cargo bench -p redblue-benches --bench perf --features openblas   # the kernels on OpenBLAS
 //! ```
+//!
+//! With `OPENBLAS_CORETYPE` set, the program re-runs itself without it (OpenBLAS would otherwise
+//! use the forced core's kernels, half the speed on an AVX-512 core) and says so.
 //!
 //! A kernel arm runs on rank 0 with two threads while the other ranks wait in a barrier (using
 //! no core); a distributed arm runs on every rank, one thread each, its input in the native
@@ -276,6 +280,7 @@ fn flops_per_fma<T: Scalar>() -> f64 {
 }
 
 fn main() {
+    redblue_benches::without_forced_coretype("perf");
     let var = |k: &str, d: usize| {
         std::env::var(k)
             .ok()
