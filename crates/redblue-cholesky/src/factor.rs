@@ -11,8 +11,8 @@
 //! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`,
 //!   a one-triangle product (`gemmt`) on each diagonal tile, a `gemm` below it within a chunk
 //!   of four tile columns and one `gemm` for the rows below the chunk — half of LU's flops; on
-//!   `P×1×1` and `1×P×1` grids ([`defers`]) the update right of the next panel waits a step
-//!   and is then done for two panels at once.
+//!   `P×1×1` and `1×P×1` grids the update right of the next panel waits a step and is then
+//!   done for two panels at once ([`update_waits`](redblue_pipeline::TileGrid::update_waits)).
 //!
 //! Only the lower triangle of the native array is read or written (the matrix's upper triangle
 //! is factored as the lower triangle of its conjugate transpose, see [`crate::cholesky`]).
@@ -94,8 +94,9 @@ pub(crate) struct LCols<T> {
     off: usize,
 }
 
-/// An update waiting a step ([`defers`]): the columns right of the next panel have not had
-/// the last step's update yet.
+/// An update waiting a step (on the grids of
+/// [`update_waits`](redblue_pipeline::TileGrid::update_waits)): the columns right of the next
+/// panel have not had the last step's update yet.
 struct Waiting<T> {
     /// With the panel in place: the local column of the waiting panel's `L10` in the tiles (the
     /// next panel's follows it).
@@ -113,8 +114,8 @@ struct Waiting<T> {
 }
 
 impl<T: KernelScalar> Chox<T> {
-    /// On a grid where the update waits ([`defers`]): at the step's first update call, joins
-    /// a waiting panel's `L10` to this one's; for the columns right of the next panel of a step
+    /// On a grid where the update waits: at the step's first update call, joins a waiting
+    /// panel's `L10` to this one's; for the columns right of the next panel of a step
     /// with nothing waiting, lets them wait (`None`: nothing to do now). Otherwise the local
     /// column of the first panel's `L10` in the tiles (in place).
     fn wait_or_join(
@@ -266,20 +267,12 @@ fn update_lower<T: KernelScalar>(
     Ok(())
 }
 
-/// Whether the update right of the next panel waits a step and is then done for two panels at
-/// once on grid `g`: with the panel in place (`P×1×1`), and on one grid row of one layer
-/// (`1×P×1`, ScaLAPACK's `1 × Q` grids), where a rank waits when it holds the next panel's
-/// columns and so goes ahead to factor it (the ranks take turns, as in LU).
-fn defers(g: &Geometry, in_place: bool) -> bool {
-    in_place || (g.px == 1 && g.c == 1)
-}
-
 /// Cholesky's hooks.
 pub(crate) struct Chox<T> {
     pub model: CholeskyModel,
-    /// The update right of the next panel waits a step on some grids ([`defers`]) and is then
-    /// done for two panels at once (`k = 2v`: the trailing triangle streams through memory
-    /// half as often).
+    /// The update right of the next panel waits a step on some grids
+    /// ([`update_waits`](redblue_pipeline::TileGrid::update_waits)) and is then done for two
+    /// panels at once (`k = 2v`: the trailing triangle streams through memory half as often).
     pending: Option<Waiting<T>>,
     /// During a step on such a grid: the local column of the first panel whose update is being
     /// done (in place), and how many panels that is.
@@ -397,7 +390,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     ) -> Result<LCols<T>, CholeskyError> {
         let (nc, ks) = (step.my_cols.len(), step.share.len());
         let start = step.panel.start + step.share.start;
-        let defer = defers(&st.g, st.in_place);
+        let defer = st.g.grid().update_waits();
         let (mut l, ld, from, off) = match self.pending.as_mut() {
             Some(wait) if defer => (std::mem::take(&mut wait.l), wait.ld, wait.from, wait.k),
             _ if defer => (take_buffer(nc * 2 * st.g.v, T::zero()), nc, 0, 0),
@@ -430,7 +423,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     ) -> Result<(), CholeskyError> {
         let (mr, nc) = (step.my_rows.len(), step.my_cols.len());
         let (mut ks, mut first) = (step.share.len(), None);
-        if defers(&st.g, st.in_place) {
+        if st.g.grid().update_waits() {
             let Some(first_col) = self.wait_or_join(st, step, panel, right, cols.clone())? else {
                 return Ok(());
             };

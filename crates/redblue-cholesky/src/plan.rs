@@ -429,7 +429,7 @@ pub fn cholesky_plan(
             let v = match params.block {
                 Some(v) => v,
                 None if g.px == 0 || g.py == 0 || g.c == 0 => 1,
-                None => choose_width(g.c, None, |v| cost(g, v)),
+                None => choose_width(g, None, |v| cost(g, v)),
             };
             (g, v)
         }

@@ -244,7 +244,7 @@ fn plan_shape(
             let v = match params.block {
                 Some(v) => v,
                 None if g.px == 0 || g.py == 0 || g.c == 0 => 1,
-                None => choose_width(g.c, None, |v| cost(g, v)),
+                None => choose_width(g, None, |v| cost(g, v)),
             };
             (g, v)
         }
@@ -297,7 +297,7 @@ fn square_layers_plan(
 ) -> Result<(TileGrid, usize), LuError> {
     let width = |g: TileGrid| match params.block {
         Some(v) => v,
-        None => choose_width(g.c, None, |v| cost(g, v)),
+        None => choose_width(g, None, |v| cost(g, v)),
     };
     if let Some(g) = params.grid {
         if g.px != g.py {
@@ -325,7 +325,7 @@ fn square_layers_plan(
         if q == 0 || memory.is_some_and(|w| g.replica_words_of((m, n)) > w) {
             continue;
         }
-        let v = params.block.unwrap_or(widths(c, None)[0]);
+        let v = params.block.unwrap_or(widths(g, None)[0]);
         if c > v {
             continue;
         }
@@ -374,7 +374,7 @@ fn narrow_to_2d(
     }
     if !replay_is_cheap(m.max(n), p, v) {
         // Too large to replay rank by rank: by the averages.
-        return Ok(widths(grid.c, None)
+        return Ok(widths(grid, None)
             .into_iter()
             .rev()
             .filter(|&w| w <= v)
@@ -401,7 +401,7 @@ fn narrow_to_2d(
     if fits(v) {
         return Ok(v);
     }
-    Ok(widths(grid.c, None)
+    Ok(widths(grid, None)
         .into_iter()
         .rev()
         .filter(|&w| w < v)

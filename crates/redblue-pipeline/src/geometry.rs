@@ -33,6 +33,15 @@ impl Geometry {
         Self::rect(n, n, v, grid)
     }
 
+    /// The grid of ranks.
+    pub fn grid(&self) -> TileGrid {
+        TileGrid {
+            px: self.px,
+            py: self.py,
+            c: self.c,
+        }
+    }
+
     /// The geometry of an `m × n` factorisation in `v × v` tiles on `grid`.
     pub fn rect(m: usize, n: usize, v: usize, grid: TileGrid) -> Self {
         Geometry {

@@ -24,6 +24,26 @@ impl TileGrid {
         self.px * self.py * self.c
     }
 
+    /// Whether the factorisations' update right of the next panel waits a step and is then
+    /// done for two panels at once (`k = 2v`): on one layer of one grid row or one grid
+    /// column (`1×P×1`, `P×1×1`). Elsewhere every step's update has depth `v/c`.
+    pub fn update_waits(self) -> bool {
+        self.c == 1 && (self.px == 1 || self.py == 1)
+    }
+
+    /// The tile width the planner prefers on this grid when the volume allows (see
+    /// [`choose_width`]): [`PREFERRED_WIDTH`] where the update waits and on layers,
+    /// [`PREFERRED_WIDTH_2D`] on one layer of at least `2 × 2`, rounded up to a multiple of `c`.
+    pub fn preferred_width(self) -> usize {
+        let c = self.c.max(1);
+        let u = if self.c == 1 && !self.update_waits() {
+            PREFERRED_WIDTH_2D
+        } else {
+            PREFERRED_WIDTH
+        };
+        c * u.div_ceil(c)
+    }
+
     /// Words each rank holds for its layer's copy of the trailing matrix: `c·N²/P′`.
     pub fn replica_words(self, n: usize) -> f64 {
         self.replica_words_of((n, n))
@@ -238,10 +258,17 @@ pub fn choose_grid(
 const SHORTLIST: usize = 24;
 
 /// Tile widths tried when none is given: multiples of `c` near these, and at least `c`.
-const WIDTHS: [usize; 7] = [32, 40, 48, 64, 80, 96, 128];
+pub const WIDTHS: [usize; 7] = [32, 40, 48, 64, 80, 96, 128];
 
 /// The preferred tile width: local products of width `v/c` stay efficient.
 pub const PREFERRED_WIDTH: usize = 128;
+
+/// The preferred tile width on one layer of at least `2 × 2` ranks, where no update waits and
+/// every product has depth `v`: on 4 ranks (`2×2×1`, `N = 4096`, threads as ranks on a Zen 5
+/// core), interleaved against 128, time ratios median 1.04 (Cholesky, 1.03–1.10, 6 pairs) and
+/// 1.07 (LU, 0.95–1.09, 5 pairs); on the grids whose update waits 192 was no faster
+/// (0.98–0.99).
+pub const PREFERRED_WIDTH_2D: usize = 192;
 
 /// How much more than the least volume the preferred width may move and still be chosen.
 pub const PREFERRED_SLACK: f64 = 0.10;
@@ -250,16 +277,18 @@ pub const PREFERRED_SLACK: f64 = 0.10;
 /// narrowest: the widest within this of the least is taken.
 pub const WIDTH_SLACK: f64 = 0.05;
 
-/// The tile widths tried on a grid of `c` layers (`block`, when given), ascending.
-pub fn widths(c: usize, block: Option<usize>) -> Vec<usize> {
+/// The tile widths tried on `grid` (`block`, when given), ascending: the multiples of `c`
+/// nearest [`WIDTHS`] up to the grid's [`TileGrid::preferred_width`], and that.
+pub fn widths(grid: TileGrid, block: Option<usize>) -> Vec<usize> {
     if let Some(v) = block {
         return vec![v];
     }
-    let widest = c * PREFERRED_WIDTH.div_ceil(c);
+    let c = grid.c.max(1);
+    let widest = grid.preferred_width();
     let mut out: Vec<usize> = WIDTHS
         .iter()
-        .chain([&PREFERRED_WIDTH])
         .map(|&u| c * u.div_ceil(c))
+        .chain([widest])
         .filter(|&v| v <= widest)
         .collect();
     out.dedup();
@@ -302,7 +331,7 @@ pub fn plan_grid(
     // large `P`). The model is a square matrix's: a rectangular one is weighed by `cost`
     // itself, every grid (its `min(M, N)/v` steps are few when `M` and `N` differ much).
     let rough = |g: TileGrid| {
-        let v = widths(g.c, block)[0];
+        let v = widths(g, block)[0];
         if m == n {
             leading_words(n as f64, g) + n as f64 * (v as f64 + 2.0)
         } else {
@@ -323,7 +352,7 @@ pub fn plan_grid(
         if weighed.len() >= MIN_WEIGHED && work > WEIGH_BUDGET {
             break;
         }
-        let v = widths(g.c, block)[0];
+        let v = widths(g, block)[0];
         work = work.saturating_add(m.min(n).div_ceil(v).saturating_mul(g.px + g.py + g.c));
         weighed.push((g, cost(g, v)));
     }
@@ -335,7 +364,7 @@ pub fn plan_grid(
             .map_or(f64::INFINITY, |&(_, w)| w)
     })
     .expect("candidates are not empty");
-    Ok((grid, choose_width(grid.c, block, |v| cost(grid, v))))
+    Ok((grid, choose_width(grid, block, |v| cost(grid, v))))
 }
 
 /// At least this many grids of the shortlist are weighed, whatever the work.
@@ -345,16 +374,16 @@ const MIN_WEIGHED: usize = 4;
 /// about 0.1 s.
 const WEIGH_BUDGET: usize = 20_000_000;
 
-/// The tile width on a grid of `c` layers (`block` when given), among the multiples of `c`
-/// nearest 32, 40, 48, 64, 80, 96 and 128: the preferred 128 (rounded up to a multiple of `c`)
-/// if `cost` finds it at most 10 % above the least, else the widest within 5 % of the least.
-pub fn choose_width(c: usize, block: Option<usize>, cost: impl Fn(usize) -> f64) -> usize {
-    let costs: Vec<(usize, f64)> = widths(c.max(1), block)
+/// The tile width on `grid` (`block` when given), among [`widths`]: the grid's preferred width
+/// ([`TileGrid::preferred_width`]) if `cost` finds it at most 10 % above the least, else the
+/// widest within 5 % of the least.
+pub fn choose_width(grid: TileGrid, block: Option<usize>, cost: impl Fn(usize) -> f64) -> usize {
+    let costs: Vec<(usize, f64)> = widths(grid, block)
         .into_iter()
         .map(|v| (v, cost(v)))
         .collect();
     let least = costs.iter().map(|&(_, w)| w).fold(f64::INFINITY, f64::min);
-    let preferred = c.max(1) * PREFERRED_WIDTH.div_ceil(c.max(1));
+    let preferred = grid.preferred_width();
     match costs.iter().find(|&&(v, _)| v == preferred) {
         Some(&(v, w)) if w <= least * (1.0 + PREFERRED_SLACK) => v,
         _ => costs
@@ -372,22 +401,41 @@ mod tests {
 
     #[test]
     fn the_width_is_the_preferred_one_within_its_slack_else_the_widest_near_the_least() {
+        let row = TileGrid { px: 1, py: 4, c: 1 };
+        let square = TileGrid { px: 2, py: 2, c: 1 };
+        let layers = |c| TileGrid { px: 2, py: 2, c };
         // Words falling with the width: the narrowest is least.
         let falling = |v: usize| 100.0 + v as f64 * 0.05;
         assert_eq!(
-            choose_width(1, None, falling),
+            choose_width(row, None, falling),
             128,
             "128 costs 5 % more: kept"
         );
+        // Where no update waits the preferred width is 192 (8 % more here: kept).
+        assert_eq!(choose_width(square, None, falling), 192);
+        assert_eq!(*widths(square, None).last().unwrap(), PREFERRED_WIDTH_2D);
         let steep = |v: usize| 100.0 + v as f64 * 0.2;
         // 128 costs 24 % more than 32; within 5 % of the least (106.4, so up to 111.7) the
         // widest is 48 (109.6; 64 costs 112.8).
-        assert_eq!(choose_width(1, None, steep), 48);
-        // Multiples of the layers, the preferred one rounded up.
-        assert_eq!(choose_width(5, None, falling), 130);
-        assert!(widths(5, None).iter().all(|v| v % 5 == 0));
-        assert_eq!(widths(7, Some(9)), vec![9]);
-        assert_eq!(choose_width(3, Some(17), steep), 17);
+        assert_eq!(choose_width(row, None, steep), 48);
+        assert_eq!(choose_width(square, None, steep), 48);
+        // Multiples of the layers, the preferred one (128 on layers) rounded up.
+        assert_eq!(choose_width(layers(5), None, falling), 130);
+        assert!(widths(layers(5), None).iter().all(|v| v % 5 == 0));
+        assert_eq!(widths(layers(7), Some(9)), vec![9]);
+        assert_eq!(choose_width(layers(3), Some(17), steep), 17);
+    }
+
+    #[test]
+    fn the_update_waits_on_one_layer_of_one_grid_row_or_column() {
+        let g = |px, py, c| TileGrid { px, py, c };
+        assert!(
+            g(1, 4, 1).update_waits() && g(4, 1, 1).update_waits() && g(1, 1, 1).update_waits()
+        );
+        assert!(!g(2, 2, 1).update_waits() && !g(1, 4, 2).update_waits());
+        assert_eq!(g(2, 3, 1).preferred_width(), PREFERRED_WIDTH_2D);
+        assert_eq!(g(1, 3, 1).preferred_width(), PREFERRED_WIDTH);
+        assert_eq!(g(2, 2, 3).preferred_width(), 129);
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub use gather::Shares;
 pub use geometry::{gather_runs, mark_positions, part, scatter_runs, Geometry, Tiles};
 pub use grid::{
     choose_grid, choose_width, estimated_words, leading_words, plan_grid, widths, GridError,
-    TileGrid, PREFERRED_WIDTH,
+    TileGrid, PREFERRED_WIDTH, PREFERRED_WIDTH_2D, WIDTHS,
 };
 pub use replay::{factor_costs, planned_words, StepModel, StepSizes};
 pub use reserve::{reserve, Reserved};
