@@ -17,6 +17,8 @@
 //! A kernel arm runs on rank 0 with two threads while the other ranks wait in a barrier (using
 //! no core); a distributed arm runs on every rank, one thread each, its input in the native
 //! layout (or the block-cyclic one), factored in place on a copy made outside the timed region.
+//! Every rank sleeps 250 ms after each arm (`PERF_SETTLE_MS` sets it), so that no thread of
+//! one arm (OpenBLAS's spin after a threaded call) still runs in the next.
 
 use redblue::cholesky::{cholesky_in_place, CholeskyParams, CholeskyPlan};
 use redblue::comm::{run_ranks, Communicator, ThreadComm};
@@ -70,12 +72,33 @@ fn kernel_arm<T: KernelScalar>(input: Arc<Mat<T>>, run: fn(&mut Mat<T>)) -> Arm 
     })
 }
 
+/// How long every rank sleeps after each arm (`PERF_SETTLE_MS` overrides it): OpenBLAS's
+/// worker threads keep spinning for about 2²⁸ cycles after a threaded call and would otherwise
+/// take a core from the arm after a two-thread kernel arm. Measured with `--features openblas`,
+/// `PERF_ONLY=cholesky`, 0 and 250 ms alternately, twice: 2 ranks 0.79 and 0.76 without the
+/// pause, 0.92 and 0.84 with it (the references alike).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// [`SETTLE`], or `PERF_SETTLE_MS` milliseconds.
+fn settle_time() -> std::time::Duration {
+    std::env::var("PERF_SETTLE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(SETTLE, std::time::Duration::from_millis)
+}
+
 /// `pairs` interleaved pairs (after one dropped to warm up) on `p` ranks: rank 0's seconds.
+/// Each arm starts on an idle machine ([`settle_time`]).
 fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<(f64, f64)> {
     let mut times = run_ranks(p, |comm| {
         let [mut first, mut second] = arms(&comm);
+        let settled = |arm: &mut Arm| {
+            let t = arm(&comm);
+            std::thread::sleep(settle_time());
+            t
+        };
         (0..=pairs)
-            .map(|_| (first(&comm), second(&comm)))
+            .map(|_| (settled(&mut first), settled(&mut second)))
             .skip(1)
             .collect::<Vec<_>>()
     });
