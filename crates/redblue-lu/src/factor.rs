@@ -21,7 +21,9 @@
 //! often); a deferred update reaches the next pivot rows before their `U01` is formed. On
 //! one-layer grids of one process row (`1 × Py × 1`, every rank holding every row) the same:
 //! the waiting `L10` is kept aside with its rows' indices, and the ranks take turns — the next
-//! panel's owner waits while the others do two steps' update at once.
+//! panel's owner waits while the others do two steps' update at once. (Those are the grids of
+//! [`TileGrid::update_waits`](redblue_pipeline::TileGrid::update_waits), which the planner's
+//! preferred tile width follows.)
 
 use crate::pivot::{none, partial, tournament, Below, Chosen};
 use crate::LuError;
@@ -109,12 +111,6 @@ struct Waiting<T> {
     /// had); empty with the panel in place, where `L10` stays in the tiles.
     l10: Vec<T>,
     rows: Vec<usize>,
-}
-
-/// Whether the update right of the next panel waits a step: with the panel in place, and on
-/// one-layer grids of one process row (`1 × Py × 1`), where every rank holds every row.
-fn defers(g: &Geometry, in_place: bool) -> bool {
-    in_place || (g.px == 1 && g.c == 1)
 }
 
 /// The `U` side of a step's update on one rank: `U01` of its columns (`my_cols`), its layer's
@@ -432,7 +428,7 @@ impl<T: KernelScalar> Lu<T> {
         let (g, w, nc) = (st.g, step.panel.len(), step.my_cols.len());
         let share = step.share.clone();
         let ks = share.len();
-        let defer = defers(&g, st.in_place);
+        let defer = g.grid().update_waits();
         let (mut u, ld, from, off) = match self.pending.as_mut() {
             Some(wait) if defer => (std::mem::take(&mut wait.u), wait.ld, wait.from, wait.k),
             _ if defer => {
@@ -560,7 +556,7 @@ impl<T: KernelScalar> Lu<T> {
         // turns, one doing both steps' update while the next panel's owner goes ahead (the
         // panel's broadcasts do not wait for their receivers).
         let is_rest = cols.start == step.next && cols.end == nc && step.next > 0;
-        if is_rest && self.stacked.is_none() && nc > step.next && defers(&st.g, false) {
+        if is_rest && self.stacked.is_none() && nc > step.next && st.g.grid().update_waits() {
             let (l10, _, _) = st.update_operands(step, panel)?;
             let mut kept = take_buffer(mr * kb, T::zero());
             for (jj, out) in kept.chunks_exact_mut(mr.max(1)).enumerate().take(kb) {
