@@ -18,7 +18,8 @@
 //! no core); a distributed arm runs on every rank, one thread each, its input in the native
 //! layout (or the block-cyclic one), factored in place on a copy made outside the timed region.
 //! Every rank sleeps 250 ms after each arm (`PERF_SETTLE_MS` sets it), so that no thread of
-//! one arm (OpenBLAS's spin after a threaded call) still runs in the next.
+//! one arm (OpenBLAS's spin after a threaded call) still runs in the next, then keeps its core
+//! busy for 20 ms (`PERF_WAKE_MS`), so that the next arm starts on awake cores.
 
 use redblue::cholesky::{cholesky_in_place, CholeskyParams, CholeskyPlan};
 use redblue::comm::{run_ranks, Communicator, ThreadComm};
@@ -79,22 +80,40 @@ fn kernel_arm<T: KernelScalar>(input: Arc<Mat<T>>, run: fn(&mut Mat<T>)) -> Arm 
 /// pause, 0.92 and 0.84 with it (the references alike).
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// [`SETTLE`], or `PERF_SETTLE_MS` milliseconds.
-fn settle_time() -> std::time::Duration {
-    std::env::var("PERF_SETTLE_MS")
+/// How long every rank keeps its core busy after the pause (`PERF_WAKE_MS` overrides it): on
+/// this virtual machine a core idle for the pause runs the next few milliseconds slowly, and a
+/// short arm feels it. Measured on the flat product (`4096 × 4096 × 256`, 34 ms back to back):
+/// its ranks took 44–48 ms right after the pause, 34–37 ms after the pause and this busy time;
+/// ratio to the two-thread `gemm` 0.77 and 0.82 without it, 0.96 and 0.98 with it, 0.92 and
+/// 0.93 with neither pause nor busy time.
+const WAKE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// `default`, or the milliseconds in the environment variable `var`.
+fn millis_from_env(var: &str, default: std::time::Duration) -> std::time::Duration {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .map_or(SETTLE, std::time::Duration::from_millis)
+        .map_or(default, std::time::Duration::from_millis)
+}
+
+/// Sleeps [`SETTLE`] (or `PERF_SETTLE_MS`), then spins [`WAKE`] (or `PERF_WAKE_MS`).
+fn settle() {
+    std::thread::sleep(millis_from_env("PERF_SETTLE_MS", SETTLE));
+    let wake = millis_from_env("PERF_WAKE_MS", WAKE);
+    let start = Instant::now();
+    while start.elapsed() < wake {
+        std::hint::spin_loop();
+    }
 }
 
 /// `pairs` interleaved pairs (after one dropped to warm up) on `p` ranks: rank 0's seconds.
-/// Each arm starts on an idle machine ([`settle_time`]).
+/// Each arm starts on a machine where no thread of the previous one runs ([`settle`]).
 fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<(f64, f64)> {
     let mut times = run_ranks(p, |comm| {
         let [mut first, mut second] = arms(&comm);
         let settled = |arm: &mut Arm| {
             let t = arm(&comm);
-            std::thread::sleep(settle_time());
+            settle();
             t
         };
         (0..=pairs)
