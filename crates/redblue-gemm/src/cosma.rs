@@ -5,14 +5,19 @@
 //! [`Domain`](crate::Domain) (one `all_to_all_v` each: COSMA's broadcasts along the grid, each
 //! element sent straight from its owner), multiplies them into its partial `C` block with the
 //! local kernel, and after the last iteration that updates a `C` block the ranks sum their
-//! partial blocks into `C`'s layout (one `all_to_all_v`: COSMA's reduction along `k`).
+//! partial blocks into `C`'s layout (one `all_to_all_v`: COSMA's reduction along `k`). Blocks
+//! gathered from deep pieces that each span them across `k` are multiplied slab by slab, a
+//! rank's own slabs read where they are and, in the first round, multiplied before the others
+//! arrive ([`Gathered::Slabs`]).
 //!
 //! Inputs in other layouts are read where they are: each element goes from its owner straight
 //! to every rank that needs it, which never moves more than transforming to the native layout
 //! first (a transform moves each element to its native owner, which then sends it on). The
 //! words this costs beyond the native model are counted like all others.
 
-use crate::exchange::{block_containing, reduce_blocks, GatherPlan, Gathered, Rect, TAG_A, TAG_B};
+use crate::exchange::{
+    block_containing, reduce_blocks, GatherPlan, Gathered, Rect, Side, TAG_A, TAG_B,
+};
 use crate::memory::agree_on_working_memory;
 use crate::model::cosma_rank_cost;
 use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
@@ -246,16 +251,57 @@ impl Rounds {
     {
         let a_needs = self.rects(it, |d| (d.rows.clone(), d.inner.clone()));
         let b_needs = self.rects(it, |d| (d.inner.clone(), d.cols.clone()));
+        let (la, lb) = (x.a.layout(), x.b.layout());
         (
-            GatherPlan::new(self.me, x.a.layout(), x.a.local(), x.op_a, &a_needs),
-            GatherPlan::new(self.me, x.b.layout(), x.b.local(), x.op_b, &b_needs),
+            GatherPlan::new(self.me, la, x.a.local(), x.op_a, &a_needs, Some(Side::Lhs)),
+            GatherPlan::new(self.me, lb, x.b.local(), x.op_b, &b_needs, Some(Side::Rhs)),
         )
     }
 
-    /// The rounds with overlap (COSMA §7.3): the first round's blocks are gathered at once;
-    /// then each round posts the next round's transfers (point-to-point, in the background),
-    /// multiplies, and waits for them; after a block's last update the ranks sum its partial
-    /// blocks into `C`. Same words and messages as gathering each round at once.
+    /// Round `it`'s products on this rank ([`pairs`] of the operands' [`slabbed`] views),
+    /// `None` if it has no multiplication in that round; with `ready_only`, before the
+    /// round's messages arrived: only what is in this rank's own buffers.
+    fn products<'b, T: KernelScalar>(
+        &self,
+        it: usize,
+        plans: &(GatherPlan<T>, GatherPlan<T>),
+        at: (Gathered, Gathered),
+        locals: (&'b [T], &'b [T]),
+        bufs: (&'b [T], &'b [T]),
+        ready_only: bool,
+    ) -> Result<Option<Vec<Pair<'b, T>>>, GemmError> {
+        let Some(d) = self.domains[self.me].get(it) else {
+            return Ok(None);
+        };
+        let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
+        let (pa, pb) = plans;
+        let lhs = slabbed(
+            at.0,
+            pa,
+            locals.0,
+            bufs.0,
+            (rows, inner),
+            Side::Lhs,
+            ready_only,
+        )?;
+        let rhs = slabbed(
+            at.1,
+            pb,
+            locals.1,
+            bufs.1,
+            (inner, cols),
+            Side::Rhs,
+            ready_only,
+        )?;
+        Ok(Some(pairs(&lhs, &rhs, inner)))
+    }
+
+    /// The rounds with overlap (COSMA §7.3): the first round's transfers are posted, the part
+    /// of its product this rank has all operands of (its own slabs, [`Gathered::Slabs`]) is
+    /// multiplied while they travel, and they are waited for; then each round posts the next
+    /// round's transfers (point-to-point, in the background), multiplies (the rest of it),
+    /// and waits for them; after a block's last update the ranks sum their partial blocks
+    /// into `C`. Same words and messages as gathering each round at once.
     fn run<T, C, A, B, M>(
         &self,
         comm: &C,
@@ -269,12 +315,35 @@ impl Rounds {
         B: DistMatrix<T> + ?Sized,
         M: DistMatrixMut<T> + ?Sized,
     {
-        let (a_local, b_local) = (x.a.local(), x.b.local());
+        let locals = (x.a.local(), x.b.local());
         let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
         let mut partials = Partials::default();
-        let (first_a, first_b) = self.gathers(0, x);
-        let mut a_at = first_a.run(comm, a_local, &mut a_buf, TAG_A)?;
-        let mut b_at = first_b.run(comm, b_local, &mut b_buf, TAG_B)?;
+        let mut current = self.gathers(0, x);
+        // Round 0: what is here is multiplied while the rest travels.
+        let mut early = false;
+        let (mut a_at, mut b_at) = {
+            let (pa, pb) = &current;
+            let (mut ra, mut rb) = (
+                take_buffer(pa.recv_len(), T::zero()),
+                take_buffer(pb.recv_len(), T::zero()),
+            );
+            {
+                let mut requests = pa.post(comm, locals.0, &mut ra, TAG_A)?;
+                requests.extend(pb.post(comm, locals.1, &mut rb, TAG_B)?);
+                let placed = (pa.placed(), pb.placed());
+                let none: (&[T], &[T]) = (&[], &[]);
+                if let Some(ps) = self.products(0, &current, placed, locals, none, true)? {
+                    let ready: Vec<_> = ps.into_iter().filter(|p| p.ready).collect();
+                    if !ready.is_empty() {
+                        let c_rects = self.rects(0, |d| (d.rows.clone(), d.cols.clone()));
+                        self.local_product(0, &ready, false, x, c, &c_rects, &mut partials)?;
+                        early = true;
+                    }
+                }
+                wait_all(requests)?;
+            }
+            (pa.finish(ra, &mut a_buf), pb.finish(rb, &mut b_buf))
+        };
         for it in 0..self.ids.len() {
             let next = (it + 1 < self.ids.len()).then(|| self.gathers(it + 1, x));
             let c_rects = self.rects(it, |d| (d.rows.clone(), d.cols.clone()));
@@ -287,23 +356,27 @@ impl Rounds {
             {
                 let requests = match (&next, &mut next_recv) {
                     (Some((na, nb)), Some((ra, rb))) => {
-                        let mut r = na.post(comm, a_local, ra, TAG_A)?;
-                        r.extend(nb.post(comm, b_local, rb, TAG_B)?);
+                        let mut r = na.post(comm, locals.0, ra, TAG_A)?;
+                        r.extend(nb.post(comm, locals.1, rb, TAG_B)?);
                         r
                     }
                     _ => Vec::new(),
                 };
-                if let Some(d) = self.domains[self.me].get(it) {
-                    let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
-                    let lhs = gathered_view(a_at, a_local, &a_buf, rows, inner)?;
-                    let rhs = gathered_view(b_at, b_local, &b_buf, inner, cols)?;
-                    self.local_product(it, lhs, rhs, x, c, &c_rects, &mut partials)?;
+                let bufs = (a_buf.as_slice(), b_buf.as_slice());
+                if let Some(ps) = self.products(it, &current, (a_at, b_at), locals, bufs, false)? {
+                    // Round 0's ready part is done already.
+                    let started = it == 0 && early;
+                    let rest: Vec<_> = ps.into_iter().filter(|p| !(started && p.ready)).collect();
+                    self.local_product(it, &rest, started, x, c, &c_rects, &mut partials)?;
                 }
                 wait_all(requests)?;
             }
             if let (Some((na, nb)), Some((ra, rb))) = (&next, next_recv) {
                 a_at = na.finish(ra, &mut a_buf);
                 b_at = nb.finish(rb, &mut b_buf);
+            }
+            if let Some(n) = next {
+                current = n;
             }
             if self.last[it] {
                 self.reduce(comm, it, &c_rects, &mut partials, x, c)?;
@@ -314,15 +387,16 @@ impl Rounds {
         Ok(())
     }
 
-    /// This rank's product of round `it`, `lhs·rhs`: straight into `C` when nobody else adds
-    /// to its block and the block lies in one of its blocks of `C` (alpha and beta included),
+    /// This rank's product of round `it`, the sum of `parts` (slabs of `k`; the round's part
+    /// before them already done when `started`): straight into `C` when nobody else adds to
+    /// its block and the block lies in one of its blocks of `C` (alpha and beta included),
     /// else into the block's partial sum (made at the block's first update).
     #[allow(clippy::too_many_arguments)]
     fn local_product<T, A, B, M>(
         &self,
         it: usize,
-        lhs: MatRef<'_, T>,
-        rhs: MatRef<'_, T>,
+        parts: &[Pair<'_, T>],
+        started: bool,
         x: &Product<'_, T, A, B>,
         c: &mut M,
         c_rects: &[Rect],
@@ -334,37 +408,32 @@ impl Rounds {
         B: ?Sized,
         M: DistMatrixMut<T> + ?Sized,
     {
-        let (rows, inner, cols) = (lhs.nrows(), lhs.ncols(), rhs.ncols());
-        let first = !self.ids[..it].contains(&self.ids[it]);
-        if let Some((offset, ld)) = c_in_place(c.layout(), c_rects, self.me) {
-            let beta = if first { x.beta } else { T::one() };
-            let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
-            local_gemm(
-                x.alpha,
-                lhs,
-                Op::NoTrans,
-                rhs,
-                Op::NoTrans,
-                beta,
-                dst,
-                x.par,
-            )?;
+        let Some(head) = parts.first() else {
             return Ok(());
-        }
-        let out = partials.block(self.ids[it], first, rows * cols, inner == 0);
-        if rows > 0 && cols > 0 && inner > 0 {
-            let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
-            let beta = if first { T::zero() } else { T::one() };
-            local_gemm(
-                T::one(),
-                lhs,
-                Op::NoTrans,
-                rhs,
-                Op::NoTrans,
-                beta,
-                dst,
-                x.par,
-            )?;
+        };
+        let (rows, cols) = (head.lhs.nrows(), head.rhs.ncols());
+        let inner: usize = parts.iter().map(|p| p.lhs.ncols()).sum();
+        let first = !started && !self.ids[..it].contains(&self.ids[it]);
+        // Into C (alpha, and beta at the block's first update) or into the partial sum.
+        let (mut dst, alpha, beta) = match c_in_place(c.layout(), c_rects, self.me) {
+            Some((offset, ld)) => {
+                let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
+                (dst, x.alpha, if first { x.beta } else { T::one() })
+            }
+            None => {
+                let out = partials.block(self.ids[it], first, rows * cols, inner == 0);
+                if rows == 0 || cols == 0 || inner == 0 {
+                    return Ok(());
+                }
+                let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
+                (dst, T::one(), if first { T::zero() } else { T::one() })
+            }
+        };
+        for (i, p) in parts.iter().enumerate() {
+            let beta = if i == 0 { beta } else { T::one() };
+            let (lhs, rhs) = (p.lhs, p.rhs);
+            let nt = Op::NoTrans;
+            local_gemm(alpha, lhs, nt, rhs, nt, beta, dst.rb_mut(), x.par)?;
         }
         Ok(())
     }
@@ -466,6 +535,100 @@ pub(crate) fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Opti
         .map(|b| (b.local_index(rows.start, cols.start), b.ld))
 }
 
+/// One product of a round: an `op(A)` slab times the `op(B)` slab of the same `k` range.
+pub(crate) struct Pair<'a, T> {
+    lhs: MatRef<'a, T>,
+    rhs: MatRef<'a, T>,
+    /// Both read where they are in this rank's own buffers: ready before any message arrives.
+    ready: bool,
+}
+
+/// A slab of an operand: its `k` range, its view, whether it is in this rank's own buffer.
+type SlabView<'a, T> = (Range<usize>, MatRef<'a, T>, bool);
+
+/// A gathered `r × c` operand as slabs along `k`: one slab unless it was gathered as
+/// [`Gathered::Slabs`]. With `ready_only`, the slabs not in this rank's own buffer `local`
+/// are left out (`buf` is not filled yet).
+fn slabbed<'a, T: KernelScalar>(
+    g: Gathered,
+    plan: &GatherPlan<T>,
+    local: &'a [T],
+    buf: &'a [T],
+    (r, c): (usize, usize),
+    side: Side,
+    ready_only: bool,
+) -> Result<Vec<SlabView<'a, T>>, redblue_kernels::KernelError> {
+    let whole = match side {
+        Side::Lhs => 0..c,
+        Side::Rhs => 0..r,
+    };
+    match (g, plan.slabs()) {
+        (Gathered::Slabs, Some(slabs)) => slabs
+            .iter()
+            .filter(|s| s.in_x || !ready_only)
+            .map(|s| {
+                let (rows, cols) = match side {
+                    Side::Lhs => (r, s.inner.len()),
+                    Side::Rhs => (s.inner.len(), c),
+                };
+                let data = if s.in_x { local } else { buf };
+                let view = MatRef::from_slice(&data[s.offset..], rows, cols, s.ld)?;
+                Ok((s.inner.clone(), view, s.in_x))
+            })
+            .collect(),
+        (Gathered::InPlace { .. }, _) => {
+            Ok(vec![(whole, gathered_view(g, local, buf, r, c)?, true)])
+        }
+        _ if ready_only => Ok(Vec::new()),
+        _ => Ok(vec![(whole, gathered_view(g, local, buf, r, c)?, false)]),
+    }
+}
+
+/// The products of a round from its operands' slabs: one per range between the slabs'
+/// boundaries along `k` (`inner` long), in the order of `k`, ready when both slabs are; one
+/// empty product when `inner` is 0. Ranges one operand lacks (`ready_only`) are left out.
+fn pairs<'a, T: KernelScalar>(
+    lhs: &[SlabView<'a, T>],
+    rhs: &[SlabView<'a, T>],
+    inner: usize,
+) -> Vec<Pair<'a, T>> {
+    if inner == 0 {
+        return match (lhs.first(), rhs.first()) {
+            (Some(l), Some(r)) => vec![Pair {
+                lhs: l.1,
+                rhs: r.1,
+                ready: l.2 && r.2,
+            }],
+            _ => Vec::new(),
+        };
+    }
+    let mut cuts: Vec<usize> = lhs
+        .iter()
+        .chain(rhs)
+        .flat_map(|(k, _, _)| [k.start, k.end])
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let find = |slabs: &[SlabView<'a, T>], k: &Range<usize>| {
+        slabs
+            .iter()
+            .find(|(s, _, _)| s.start <= k.start && k.end <= s.end)
+            .map(|(s, v, own)| (s.start, *v, *own))
+    };
+    cuts.windows(2)
+        .filter_map(|w| {
+            let k = w[0]..w[1];
+            let (l0, l, lo) = find(lhs, &k)?;
+            let (r0, r, ro) = find(rhs, &k)?;
+            Some(Pair {
+                lhs: l.submatrix(0, k.start - l0, l.nrows(), k.len()),
+                rhs: r.submatrix(k.start - r0, 0, k.len(), r.ncols()),
+                ready: lo && ro,
+            })
+        })
+        .collect()
+}
+
 /// The `r × c` block a gather produced: in this rank's own buffer `local`, or in `buf`.
 pub(crate) fn gathered_view<'a, T>(
     g: Gathered,
@@ -477,6 +640,7 @@ pub(crate) fn gathered_view<'a, T>(
     match g {
         Gathered::InPlace { offset, ld } => MatRef::from_slice(&local[offset..], r, c, ld),
         Gathered::Buffer => MatRef::from_slice(buf, r, c, r.max(1)),
+        Gathered::Slabs => unreachable!("slabs are read through their plan (`slabbed`)"),
     }
 }
 

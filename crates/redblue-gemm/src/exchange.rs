@@ -77,11 +77,41 @@ fn pieces(op: Op, need: &Rect, blocks: &[LocalBlock]) -> Vec<(usize, Rect)> {
     out
 }
 
+/// Which operand of the product a gathered rectangle is: its inner dimension (`k`) is its
+/// columns for `op(A)`, its rows for `op(B)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// `op(A)`: rows × inner.
+    Lhs,
+    /// `op(B)`: inner × columns.
+    Rhs,
+}
+
+/// The least depth (inner extent) of a [`Slab`]: a product of at least this depth runs at
+/// the kernel's full speed, so cutting the product along `k` at slab boundaries costs nothing
+/// (the kernel cuts it so itself).
+pub(crate) const MIN_SLAB_DEPTH: usize = 256;
+
+/// A part of a gathered rectangle that spans it whole across `k` (all its rows for `op(A)`,
+/// all its columns for `op(B)`): the inner range `inner` (from the rectangle's first inner
+/// index), column-major with leading dimension `ld` from `offset` in this rank's own buffer of
+/// `X` (`in_x`: read where it is, ready before any message arrives) or in the received buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slab {
+    pub(crate) inner: Range<usize>,
+    pub(crate) in_x: bool,
+    pub(crate) offset: usize,
+    pub(crate) ld: usize,
+}
+
 /// Where a gathered rectangle is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Gathered {
     /// In the output buffer, column-major with leading dimension its row count.
     Buffer,
+    /// In the slabs of [`GatherPlan::slabs`]: the received ones in the output buffer (nothing
+    /// was copied after the messages arrived), this rank's own in its buffer of `X`.
+    Slabs,
     /// In this rank's own buffer of `X`, from `offset` with leading dimension `ld` (the need
     /// lies inside one of its blocks and is not transposed): nothing was copied.
     InPlace {
@@ -104,10 +134,14 @@ pub(crate) struct GatherPlan<T: Scalar> {
     in_place: Option<Gathered>,
     send: Vec<T>,
     send_counts: Vec<usize>,
-    /// My pieces of my own need: copied from my buffer into the receive buffer, never sent.
+    /// My pieces of my own need: copied from my buffer into the receive buffer, never sent
+    /// (unless read where they are: [`Slab::in_x`]).
     own: Vec<(LocalBlock, Rect)>,
     from: Vec<Vec<Rect>>,
     recv_counts: Vec<usize>,
+    /// The need as slabs along `k`, when every piece spans it across `k` and is at least
+    /// [`MIN_SLAB_DEPTH`] deep: then nothing is copied after the messages arrive.
+    slabs: Option<Vec<Slab>>,
 }
 
 /// Copies the pieces of `op(X)` (each column-major) from `block`s of `x` into `out`, in order.
@@ -138,7 +172,16 @@ impl<T: Scalar> GatherPlan<T> {
     /// Plans the gather on every rank of the rectangle `needs[rank]` of `op(X)`, `x` being this
     /// rank's buffer of `X` laid out by `layout` (`needs` has one entry per rank; empty
     /// rectangles for ranks that need nothing). The pieces for other ranks are packed now.
-    pub(crate) fn new(me: usize, layout: &impl Layout, x: &[T], op: Op, needs: &[Rect]) -> Self {
+    /// `side`, the operand it is, lets the need be gathered as [slabs](Self::slabs) where it
+    /// can; without it the need is assembled in one buffer (or read in place).
+    pub(crate) fn new(
+        me: usize,
+        layout: &impl Layout,
+        x: &[T],
+        op: Op,
+        needs: &[Rect],
+        side: Option<Side>,
+    ) -> Self {
         let p = needs.len();
         let mine = layout.blocks(me);
         let (rows, cols) = needs[me].clone();
@@ -197,6 +240,7 @@ impl<T: Scalar> GatherPlan<T> {
             .iter()
             .map(|ps| ps.iter().map(|(r, c)| r.len() * c.len()).sum())
             .collect();
+        let slabs = side.and_then(|side| slabs(me, op, (&rows, &cols), &from, &own, side));
         GatherPlan {
             me,
             op,
@@ -207,7 +251,28 @@ impl<T: Scalar> GatherPlan<T> {
             own,
             from,
             recv_counts,
+            slabs,
         }
+    }
+
+    /// The need as slabs along `k` ([`Gathered::Slabs`]), if it is gathered so.
+    pub(crate) fn slabs(&self) -> Option<&[Slab]> {
+        self.slabs.as_deref()
+    }
+
+    /// Where the need will be once gathered (what [`finish`](Self::finish) returns, but for
+    /// an assembled need that arrives in order, whose buffer is also [`Gathered::Buffer`]).
+    pub(crate) fn placed(&self) -> Gathered {
+        match (self.in_place, &self.slabs) {
+            (Some(place), _) => place,
+            (None, Some(_)) => Gathered::Slabs,
+            (None, None) => Gathered::Buffer,
+        }
+    }
+
+    /// Whether my own pieces are read where they are, not copied.
+    fn own_in_x(&self) -> bool {
+        self.slabs.is_some() && self.op == Op::NoTrans
     }
 
     /// Elements this rank receives (its own pieces included), the length `post` needs.
@@ -273,6 +338,9 @@ impl<T: Scalar> GatherPlan<T> {
                 continue;
             }
             if src == self.me {
+                if self.own_in_x() {
+                    continue;
+                }
                 pack(
                     self.op,
                     x,
@@ -299,6 +367,10 @@ impl<T: Scalar> GatherPlan<T> {
             recycle(recv);
             return place;
         }
+        if self.slabs.is_some() {
+            recycle(std::mem::replace(out, recv));
+            return Gathered::Slabs;
+        }
         if self.contiguous() {
             recycle(std::mem::replace(out, recv));
             return Gathered::Buffer;
@@ -317,6 +389,57 @@ impl<T: Scalar> GatherPlan<T> {
         recycle(recv);
         Gathered::Buffer
     }
+}
+
+/// The slabs of a need `rows × cols` whose pieces from each rank (`from`, in rank order, the
+/// order they lie in the received buffer; `own` my pieces with their blocks) all span it
+/// across `k` and are at least [`MIN_SLAB_DEPTH`] deep, in the order of `k`; `None` if some
+/// piece does not (then the need is assembled in one buffer).
+fn slabs(
+    me: usize,
+    op: Op,
+    (rows, cols): (&Range<usize>, &Range<usize>),
+    from: &[Vec<Rect>],
+    own: &[(LocalBlock, Rect)],
+    side: Side,
+) -> Option<Vec<Slab>> {
+    let (across, k0) = match side {
+        Side::Lhs => (rows, cols.start),
+        Side::Rhs => (cols, rows.start),
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (src, pieces) in from.iter().enumerate() {
+        for (i, (pr, pc)) in pieces.iter().enumerate() {
+            let (spans, inner) = match side {
+                Side::Lhs => (pr == across, pc),
+                Side::Rhs => (pc == across, pr),
+            };
+            if !spans || inner.len() < MIN_SLAB_DEPTH {
+                return None;
+            }
+            let relative = inner.start - k0..inner.end - k0;
+            out.push(if src == me && op == Op::NoTrans {
+                let block = &own[i].0;
+                Slab {
+                    inner: relative,
+                    in_x: true,
+                    offset: block.local_index(pr.start, pc.start),
+                    ld: block.ld,
+                }
+            } else {
+                Slab {
+                    inner: relative,
+                    in_x: false,
+                    offset: at,
+                    ld: pr.len(),
+                }
+            });
+            at += pr.len() * pc.len();
+        }
+    }
+    out.sort_by_key(|s| s.inner.start);
+    (out.len() > 1).then_some(out)
 }
 
 impl<T: Scalar> Drop for GatherPlan<T> {
@@ -366,7 +489,7 @@ pub(crate) fn gather_blocks<T: Scalar, C: Communicator>(
     out: &mut Vec<T>,
     tag: u32,
 ) -> Result<Gathered, CommError> {
-    GatherPlan::new(comm.rank(), layout, x, op, needs).run(comm, x, out, tag)
+    GatherPlan::new(comm.rank(), layout, x, op, needs, None).run(comm, x, out, tag)
 }
 
 /// Sums every rank's partial rectangle into `C`: `c = beta·c + alpha·Σ_r partial_r` on the
@@ -464,4 +587,59 @@ pub(crate) fn reduce_blocks<T: Scalar, C: Communicator>(
     }
     recycle(recv);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosma::native_layouts;
+    use crate::plan::{rank_domains, GemmShape};
+    use crate::Strategy;
+
+    /// Rank `me`'s gathers of `op(A)` and `op(B)` in round 0 of `strategy`, native layouts.
+    fn first_gathers(text: &str, shape: GemmShape, op: Op, me: usize) -> [GatherPlan<f64>; 2] {
+        let s: Strategy = text.parse().unwrap();
+        let p = s.ranks();
+        let [la, lb, _] = native_layouts(&s, shape, (op, Op::NoTrans), p).unwrap();
+        let domains: Vec<_> = (0..p)
+            .map(|r| rank_domains(&s, shape, r)[0].clone())
+            .collect();
+        let a_needs: Vec<Rect> = domains
+            .iter()
+            .map(|d| (d.rows.clone(), d.inner.clone()))
+            .collect();
+        let b_needs: Vec<Rect> = domains
+            .iter()
+            .map(|d| (d.inner.clone(), d.cols.clone()))
+            .collect();
+        let a = vec![0.0; la.local_len(me)];
+        let b = vec![0.0; lb.local_len(me)];
+        [
+            GatherPlan::new(me, &la, &a, op, &a_needs, Some(Side::Lhs)),
+            GatherPlan::new(me, &lb, &b, Op::NoTrans, &b_needs, Some(Side::Rhs)),
+        ]
+    }
+
+    #[test]
+    fn deep_native_pieces_are_slabs_read_in_place_when_untransposed() {
+        // pn2: all of op(A) on both ranks, cut along k between them; op(B) in place.
+        let [a, b] = first_gathers("pn2", GemmShape::new(8, 6, 1024), Op::NoTrans, 1);
+        let slabs = a.slabs().expect("two slabs of 512");
+        assert_eq!(slabs.len(), 2);
+        assert_eq!((slabs[0].inner.clone(), slabs[0].in_x), (0..512, false));
+        assert_eq!((slabs[1].inner.clone(), slabs[1].in_x), (512..1024, true));
+        assert_eq!(a.placed(), Gathered::Slabs);
+        assert!(matches!(b.placed(), Gathered::InPlace { .. }));
+        // Transposed, rank 1's own slab is copied into the received buffer.
+        let [a, _] = first_gathers("pn2", GemmShape::new(8, 6, 1024), Op::Trans, 1);
+        assert!(a.slabs().unwrap().iter().all(|s| !s.in_x));
+        // pm2,pn2: op(B) cut along k too, by rows of B.
+        let [a, b] = first_gathers("pm2,pn2", GemmShape::new(8, 6, 1024), Op::NoTrans, 0);
+        assert_eq!(a.slabs().map(<[Slab]>::len), Some(2));
+        assert_eq!(b.slabs().map(<[Slab]>::len), Some(2));
+        // Slabs shallower than MIN_SLAB_DEPTH: assembled in one buffer.
+        let [a, _] = first_gathers("pn2", GemmShape::new(8, 6, 256), Op::NoTrans, 0);
+        assert!(a.slabs().is_none());
+        assert_eq!(a.placed(), Gathered::Buffer);
+    }
 }

@@ -139,6 +139,38 @@ fn all_scalars_ops_and_layouts() {
     every_op_and_layout::<c64>();
 }
 
+/// Deep products, where every rank's pieces of `op(A)` and `op(B)` span its block across
+/// the other dimension and are at least 256 deep along `k`, are multiplied slab by slab (the
+/// slabs a rank holds itself first, while the rest arrive): the same `C` for every op (a
+/// transposed own slab is copied, not read in place), sequential `k` steps, partial sums and
+/// `beta`, and the words of the model.
+#[test]
+fn deep_products_are_multiplied_slab_by_slab() {
+    let shape = GemmShape::new(24, 20, 1024);
+    let (alpha, beta) = (c64::new(0.5, -0.25), c64::new(-1.5, 0.5));
+    for text in ["pn2", "pm2,pn2", "pm2,pk2", "pn2,sk2", "pm2,pn2,sk2", "pn3"] {
+        let s: Strategy = text.parse().unwrap();
+        for ops in [
+            (Op::NoTrans, Op::NoTrans),
+            (Op::Trans, Op::NoTrans),
+            (Op::NoTrans, Op::ConjTrans),
+        ] {
+            let layouts = |p: usize| native_layouts(&s, shape, ops, p).unwrap().map(Into::into);
+            let what = format!("deep {}{}", ops.0, ops.1);
+            check::<c64>(
+                s.ranks(),
+                shape,
+                ops,
+                layouts,
+                Some(s.clone()),
+                (alpha, beta),
+                &what,
+            );
+        }
+        measured_equals_model_of(s.ranks(), shape, s);
+    }
+}
+
 #[test]
 fn shapes_with_zeros_primes_and_every_rank_count() {
     let shapes = [
