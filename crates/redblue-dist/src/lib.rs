@@ -12,8 +12,8 @@ mod transform;
 pub use error::DistError;
 pub use layout::numroc;
 pub use layout::{
-    AnyLayout, BlockCyclic, BlockCyclicSubmatrix, GridLayout, GridOrder, Layout, LocalBlock,
-    OnRank, RowPermuted,
+    owner_col_order, owner_row_order, AnyLayout, BlockCyclic, BlockCyclicSubmatrix, GridLayout,
+    GridOrder, Layout, LocalBlock, OnRank, Relabeled, RowPermuted,
 };
 pub use matrix::{
     BorrowedDistMatrix, BorrowedDistMatrixMut, DistMatrix, DistMatrixMut, OwnedDistMatrix,

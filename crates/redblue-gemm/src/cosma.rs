@@ -342,7 +342,10 @@ impl Rounds {
                 }
                 wait_all(requests)?;
             }
-            (pa.finish(ra, &mut a_buf), pb.finish(rb, &mut b_buf))
+            (
+                pa.finish(locals.0, ra, &mut a_buf),
+                pb.finish(locals.1, rb, &mut b_buf),
+            )
         };
         for it in 0..self.ids.len() {
             let next = (it + 1 < self.ids.len()).then(|| self.gathers(it + 1, x));
@@ -372,8 +375,8 @@ impl Rounds {
                 wait_all(requests)?;
             }
             if let (Some((na, nb)), Some((ra, rb))) = (&next, next_recv) {
-                a_at = na.finish(ra, &mut a_buf);
-                b_at = nb.finish(rb, &mut b_buf);
+                a_at = na.finish(locals.0, ra, &mut a_buf);
+                b_at = nb.finish(locals.1, rb, &mut b_buf);
             }
             if let Some(n) = next {
                 current = n;

@@ -38,6 +38,16 @@ fn pieces_in_block(op: Op, block: &LocalBlock, need: &Rect) -> Option<Rect> {
     (!r.is_empty() && !c.is_empty()).then_some((r, c))
 }
 
+/// Where the rectangle `piece` of `block` lies in its buffer when it is one run there (whole
+/// columns of a block whose columns are `ld` apart, or one column): it can be sent as it is.
+fn in_one_run(block: &LocalBlock, (pr, pc): &Rect) -> Option<Range<usize>> {
+    let whole_columns = *pr == block.rows && block.rows.len() == block.ld;
+    (whole_columns || pc.len() == 1).then(|| {
+        let start = block.local_index(pr.start, pc.start);
+        start..start + pr.len() * pc.len()
+    })
+}
+
 /// The block of `blocks` that holds the whole non-empty rectangle `rect`, if one does.
 pub(crate) fn block_containing<'a>(
     blocks: &'a [LocalBlock],
@@ -132,10 +142,14 @@ pub(crate) struct GatherPlan<T: Scalar> {
     op: Op,
     need: Rect,
     in_place: Option<Gathered>,
+    /// My pieces for the other ranks, packed, but for those sent straight from my buffer.
     send: Vec<T>,
     send_counts: Vec<usize>,
-    /// My pieces of my own need: copied from my buffer into the receive buffer, never sent
-    /// (unless read where they are: [`Slab::in_x`]).
+    /// For each rank, the range of my buffer it gets as it is (one piece that is a run of
+    /// whole block columns, untransposed): nothing packed.
+    direct: Vec<Option<Range<usize>>>,
+    /// My pieces of my own need: never sent; copied from my buffer at
+    /// [`finish`](Self::finish) (unless read where they are: [`Slab::in_x`]).
     own: Vec<(LocalBlock, Rect)>,
     from: Vec<Vec<Rect>>,
     recv_counts: Vec<usize>,
@@ -210,14 +224,23 @@ impl<T: Scalar> GatherPlan<T> {
             .iter()
             .map(|ps| ps.iter().map(|(_, (r, c))| r.len() * c.len()).sum())
             .collect();
-        let mut send = take_buffer(send_counts.iter().sum(), T::zero());
+        let direct: Vec<Option<Range<usize>>> = outgoing
+            .iter()
+            .map(|ps| match ps.as_slice() {
+                [(b, piece)] if op == Op::NoTrans => in_one_run(&mine[*b], piece),
+                _ => None,
+            })
+            .collect();
+        let packed = outgoing.iter().zip(&direct).filter(|(_, d)| d.is_none());
+        let packed: Vec<&(usize, Rect)> = packed.flat_map(|(ps, _)| ps).collect();
+        let mut send = take_buffer(
+            packed.iter().map(|(_, (r, c))| r.len() * c.len()).sum(),
+            T::zero(),
+        );
         pack(
             op,
             x,
-            outgoing
-                .iter()
-                .flatten()
-                .map(|(b, piece)| (&mine[*b], piece)),
+            packed.into_iter().map(|(b, piece)| (&mine[*b], piece)),
             &mut send,
         );
         // What I receive: from each owner, its pieces of my need, in the same order.
@@ -248,6 +271,7 @@ impl<T: Scalar> GatherPlan<T> {
             in_place,
             send,
             send_counts,
+            direct,
             own,
             from,
             recv_counts,
@@ -295,7 +319,7 @@ impl<T: Scalar> GatherPlan<T> {
     ) -> Result<Gathered, CommError> {
         let mut recv = take_buffer(self.recv_len(), T::zero());
         wait_all(self.post(comm, x, &mut recv, tag)?)?;
-        Ok(self.finish(recv, out))
+        Ok(self.finish(x, recv, out))
     }
 
     /// Whether the pieces, in arrival order, are full-height column ranges that follow each
@@ -314,8 +338,9 @@ impl<T: Scalar> GatherPlan<T> {
 
     /// Starts the gather in the background: an `irecv` into `recv` (of [`recv_len`]
     /// elements) from every other rank with pieces for me, an `isend` to every other rank I
-    /// have pieces for, all with `tag`; my own pieces are copied from `x` (the buffer given to
-    /// [`new`](Self::new)) at once. Wait for the requests, then [`finish`](Self::finish).
+    /// have pieces for, all with `tag` (a piece that is one run of `x`, the buffer given to
+    /// [`new`](Self::new), is sent from there). Wait for the requests, then
+    /// [`finish`](Self::finish).
     ///
     /// # Errors
     /// A communication failure.
@@ -324,12 +349,18 @@ impl<T: Scalar> GatherPlan<T> {
     pub(crate) fn post<'a, C: Communicator>(
         &'a self,
         comm: &'a C,
-        x: &[T],
+        x: &'a [T],
         recv: &'a mut [T],
         tag: u32,
     ) -> Result<Vec<C::Request<'a>>, CommError> {
         let mut requests = Vec::new();
-        let send_at: Vec<usize> = offsets(&self.send_counts);
+        let packed: Vec<usize> = self
+            .send_counts
+            .iter()
+            .zip(&self.direct)
+            .map(|(&count, d)| if d.is_some() { 0 } else { count })
+            .collect();
+        let send_at: Vec<usize> = offsets(&packed);
         let mut rest = recv;
         for (src, &count) in self.recv_counts.iter().enumerate() {
             let (chunk, tail) = rest.split_at_mut(count);
@@ -337,53 +368,75 @@ impl<T: Scalar> GatherPlan<T> {
             if count == 0 {
                 continue;
             }
-            if src == self.me {
-                if self.own_in_x() {
-                    continue;
-                }
-                pack(
-                    self.op,
-                    x,
-                    self.own.iter().map(|(b, piece)| (b, piece)),
-                    chunk,
-                );
-            } else {
+            if src != self.me {
                 requests.push(comm.irecv(chunk, src, tag)?);
             }
         }
         for (dest, &count) in self.send_counts.iter().enumerate() {
             if count > 0 {
-                let piece = &self.send[send_at[dest]..send_at[dest] + count];
+                let piece = match &self.direct[dest] {
+                    Some(run) => &x[run.clone()],
+                    None => &self.send[send_at[dest]..send_at[dest] + count],
+                };
                 requests.push(comm.isend(piece, dest, tag)?);
             }
         }
         Ok(requests)
     }
 
-    /// After the requests of [`post`](Self::post) completed: the pieces in `recv` into `out`
-    /// (taken over whole when they arrived in order); `recv` goes back to the pool.
-    pub(crate) fn finish(&self, recv: Vec<T>, out: &mut Vec<T>) -> Gathered {
+    /// After the requests of [`post`](Self::post) completed: the pieces in `recv` and my own
+    /// from `x` (the buffer given to [`new`](Self::new)) into `out`, or `recv` taken over
+    /// whole when the pieces arrived in order (mine copied to their place in it); `recv`
+    /// goes back to the pool.
+    pub(crate) fn finish(&self, x: &[T], mut recv: Vec<T>, out: &mut Vec<T>) -> Gathered {
         if let Some(place) = self.in_place {
             recycle(recv);
             return place;
         }
-        if self.slabs.is_some() {
+        let own = || self.own.iter().map(|(b, piece)| (b, piece));
+        // Taken over whole: my pieces go to their place in it (unless read in my buffer).
+        let whole = self.slabs.is_some() || self.contiguous();
+        if whole {
+            if !self.own_in_x() {
+                let at = self.recv_counts[..self.me].iter().sum::<usize>();
+                pack(
+                    self.op,
+                    x,
+                    own(),
+                    &mut recv[at..at + self.recv_counts[self.me]],
+                );
+            }
             recycle(std::mem::replace(out, recv));
-            return Gathered::Slabs;
+            return self.placed();
         }
-        if self.contiguous() {
-            recycle(std::mem::replace(out, recv));
-            return Gathered::Buffer;
-        }
+        // Assembled: the received pieces copied, mine packed straight into place.
         let (rows, cols) = &self.need;
         let ld = rows.len();
         resize_for_overwrite(out, rows.len() * cols.len());
         let mut at = 0;
-        for (pr, pc) in self.from.iter().flatten() {
+        for (src, pieces) in self.from.iter().enumerate() {
+            if src == self.me {
+                at += self.recv_counts[src];
+                continue;
+            }
+            for (pr, pc) in pieces {
+                for j in pc.clone() {
+                    let start = (pr.start - rows.start) + (j - cols.start) * ld;
+                    out[start..start + pr.len()].copy_from_slice(&recv[at..at + pr.len()]);
+                    at += pr.len();
+                }
+            }
+        }
+        for (block, (pr, pc)) in own() {
             for j in pc.clone() {
                 let start = (pr.start - rows.start) + (j - cols.start) * ld;
-                out[start..start + pr.len()].copy_from_slice(&recv[at..at + pr.len()]);
-                at += pr.len();
+                let column = (pr.clone(), j..j + 1);
+                pack(
+                    self.op,
+                    x,
+                    [(block, &column)].into_iter(),
+                    &mut out[start..start + pr.len()],
+                );
             }
         }
         recycle(recv);

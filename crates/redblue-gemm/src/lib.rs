@@ -42,6 +42,6 @@ pub use model::{
     cosma_cost, cosma_rank_cost, paper_cosma_words, parallel_lower_bound, sequential_lower_bound,
     CostSummary, RankCost,
 };
-pub use placed::placed_rank_costs;
+pub use placed::{owner_ordered, placed_rank_costs, OwnerOrdered};
 pub use plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
 pub use strategy::{Dim, Step, StepKind, Strategy, StrategyError};

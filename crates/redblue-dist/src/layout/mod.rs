@@ -12,6 +12,7 @@ mod block_cyclic;
 mod grid;
 mod on_rank;
 mod permuted;
+mod relabeled;
 mod submatrix;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ pub use block_cyclic::{numroc, BlockCyclic, GridOrder};
 pub use grid::GridLayout;
 pub use on_rank::OnRank;
 pub use permuted::RowPermuted;
+pub use relabeled::{owner_col_order, owner_row_order, Relabeled};
 pub use submatrix::BlockCyclicSubmatrix;
 
 use std::fmt::Debug;

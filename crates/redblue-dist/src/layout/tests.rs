@@ -314,6 +314,40 @@ proptest! {
     }
 
     #[test]
+    fn prop_relabeled_is_consistent(
+        (bc, row_keys, col_keys) in block_cyclic_strategy().prop_flat_map(|bc| {
+            let (m, n) = bc.shape();
+            (Just(bc), vec(0..4u32, m), vec(0..4u32, n))
+        }),
+    ) {
+        // Random orders (sorting few distinct keys keeps runs of consecutive indices), and
+        // the owners' buffer order.
+        let order = |keys: &[u32]| {
+            let mut p: Vec<usize> = (0..keys.len()).collect();
+            p.sort_by_key(|&i| keys[i]);
+            p
+        };
+        for (rows, cols) in [
+            (order(&row_keys), order(&col_keys)),
+            (owner_row_order(&bc), owner_col_order(&bc)),
+        ] {
+            let l = Relabeled::new(bc.clone(), rows.clone(), cols.clone()).unwrap();
+            check_layout(&l);
+            let (m, n) = bc.shape();
+            for j in 0..n {
+                for i in 0..m {
+                    prop_assert_eq!(l.to_local(i, j), bc.to_local(rows[i], cols[j]));
+                }
+            }
+        }
+        // In the owners' order every process holds one block.
+        let l = Relabeled::new(bc.clone(), owner_row_order(&bc), owner_col_order(&bc)).unwrap();
+        for rank in 0..bc.nranks() {
+            prop_assert!(l.blocks(rank).len() <= 1, "{:?}: rank {} has {:?}", bc, rank, l.blocks(rank));
+        }
+    }
+
+    #[test]
     fn prop_on_rank_is_consistent(
         (m, n, nranks, root) in (0..=40usize, 0..=40usize, 1..=64usize)
             .prop_flat_map(|(m, n, p)| (Just(m), Just(n), Just(p), 0..p)),
