@@ -200,7 +200,7 @@ fn cholesky_vs_potrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: 
 enum Placement {
     /// The plan's native layouts.
     Native,
-    /// ScaLAPACK's: block-cyclic, 64 × 64 blocks, a 1 × p grid.
+    /// ScaLAPACK's: block-cyclic, 64 × 64 blocks, a 1 × p grid (planned for them).
     BlockCyclic,
 }
 
@@ -226,7 +226,11 @@ fn product_arm<T: KernelScalar>(
             })
         });
     }
+    // Planned where the operands are, as the ScaLAPACK library plans `p?gemm_`.
     let bc = |r, c| BlockCyclic::new(r, c, 64, 64, 1, comm.size()).unwrap();
+    let (p, params) = (comm.size(), GemmParams::default());
+    let plan = GemmPlan::for_layouts(shape, ops, p, &params, &bc(m, k), &bc(k, n), &bc(m, n));
+    let plan = plan.unwrap();
     let a = OwnedDistMatrix::from_fn(comm, bc(m, k), fa).unwrap();
     let b = OwnedDistMatrix::from_fn(comm, bc(k, n), fb).unwrap();
     let mut c = OwnedDistMatrix::zeros(comm, bc(m, n)).unwrap();

@@ -132,14 +132,32 @@ impl Planned {
 
 fn plan(args: &GemmArgs, p: usize) -> Result<Planned, GemmError> {
     let shape = args.shape();
-    let plan = GemmPlan::new(shape, (args.op_a, args.op_b), p, &args.options())?;
+    let mut plan = GemmPlan::new(shape, (args.op_a, args.op_b), p, &args.options())?;
     let cost = plan.cost_summary();
+    let (mut model_words, mut model_received_max, mut messages_max) = (
+        cost.words_sent_max,
+        cost.words_received_max,
+        cost.messages_max,
+    );
+    // COSMA from block-cyclic operands: planned where they are (`for_layouts`), the model
+    // then the words from those layouts.
+    let cosma = args.algorithm == Algorithm::Cosma && args.strategy.is_none();
+    if args.layout == LayoutKind::BlockCyclic && cosma {
+        let [la, lb, lc] = layouts(args, &plan)?;
+        let ops = (args.op_a, args.op_b);
+        plan = GemmPlan::for_layouts(shape, ops, p, &args.options(), &la, &lb, &lc)?;
+        let costs = plan.rank_costs(1);
+        let most = |f: fn(&redblue::comm::CommStats) -> u64| costs.iter().map(f).max();
+        model_words = most(|s| s.words_sent).unwrap_or(0);
+        model_received_max = most(|s| s.words_received).unwrap_or(0);
+        messages_max = most(|s| s.messages_sent).unwrap_or(0);
+    }
     let lower_bound_words =
         parallel_lower_bound(shape, plan.ranks(), args.memory.map(|m| m as f64));
     Ok(Planned {
-        model_words: cost.words_sent_max,
-        model_received_max: cost.words_received_max,
-        messages_max: cost.messages_max,
+        model_words,
+        model_received_max,
+        messages_max,
         lower_bound_words,
         memory_words_max: cost.memory_words_max,
         plan,

@@ -136,7 +136,8 @@ pub enum Backend {
 pub enum LayoutKind {
     /// The algorithm's native layouts (no transform traffic).
     Native,
-    /// ScaLAPACK block-cyclic, 64 × 64 blocks on a near-square grid (read in place).
+    /// ScaLAPACK block-cyclic, 64 × 64 blocks on a near-square grid (read in place; COSMA is
+    /// planned for these layouts).
     BlockCyclic,
 }
 

@@ -7,12 +7,15 @@ use crate::fit::{
     check_strategy, divisors, sequential_parts_for, with_sequential_k, PlanError, PlanOptions,
 };
 use crate::model::CostSummary;
-use crate::placed::placed_rank_costs;
+use crate::placed::{owner_ordered, placed_rank_costs, OwnerOrdered};
 use crate::plan::GemmShape;
 use crate::{GemmError, Strategy};
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::Op;
-use redblue_dist::{DistError, DistMatrix, DistMatrixMut, GridLayout, Layout};
+use redblue_dist::{
+    BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, DistMatrix, DistMatrixMut, GridLayout,
+    Layout, Relabeled,
+};
 use redblue_kernels::{KernelScalar, Par};
 use std::fmt;
 
@@ -146,6 +149,78 @@ pub struct GemmPlan {
     /// Every rank's words and messages (bytes = words) from the layouts the plan was made for
     /// ([`GemmPlan::for_layouts`]); `None`: the native layouts.
     placed: Option<Vec<CommStats>>,
+    /// The orders of rows and columns of `A`, `B` and `C` the plan sees them in, when
+    /// [`GemmPlan::for_layouts`] found their owners' order ([`owner_ordered`]) moves less.
+    relabel: Option<Box<Relabel>>,
+}
+
+/// How a run from given layouts is judged: the words of its busiest rank (sent or received),
+/// then the words sent in all.
+fn placed_score(costs: &[CommStats]) -> (u64, u64) {
+    let most = costs
+        .iter()
+        .map(|s| s.words_sent.max(s.words_received))
+        .max()
+        .unwrap_or(0);
+    (most, costs.iter().map(|s| s.words_sent).sum())
+}
+
+/// The strategy that moves the least from the layouts `(a, b, c)` and its counters: `own`
+/// (the options' strategy, or the algorithm's), or with no strategy in the options the best
+/// of COSMA's on every grid ([`placed_score`]; `own` wins a tie).
+fn best_placed(
+    own: &Strategy,
+    shape: GemmShape,
+    ops: (Op, Op),
+    p: usize,
+    options: &GemmParams,
+    (a, b, c): (&impl Layout, &impl Layout, &impl Layout),
+) -> (Strategy, Vec<CommStats>) {
+    let placed = |s: &Strategy| placed_rank_costs(s, shape, ops, a, b, c, p, 1);
+    let mut best = (own.clone(), placed(own));
+    if options.strategy.is_none() {
+        for s in candidates(shape, [own.ranks(), p], options.memory_words) {
+            let costs = placed(&s);
+            if placed_score(&costs) < placed_score(&best.1) {
+                best = (s, costs);
+            }
+        }
+    }
+    best
+}
+
+/// Rows and columns of `A`, `B` and `C` (as stored), each in the order a plan sees them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Relabel {
+    a: (Vec<usize>, Vec<usize>),
+    b: (Vec<usize>, Vec<usize>),
+    c: (Vec<usize>, Vec<usize>),
+}
+
+impl Relabel {
+    fn of<LA: Layout, LB: Layout, LC: Layout>(r: &OwnerOrdered<LA, LB, LC>) -> Self {
+        let orders = |l: &dyn RowsCols| (l.row_order().to_vec(), l.col_order().to_vec());
+        Relabel {
+            a: orders(&r.0),
+            b: orders(&r.1),
+            c: orders(&r.2),
+        }
+    }
+}
+
+/// The orders of a [`Relabeled`] layout, whatever the layout inside.
+trait RowsCols {
+    fn row_order(&self) -> &[usize];
+    fn col_order(&self) -> &[usize];
+}
+
+impl<L: Layout> RowsCols for Relabeled<L> {
+    fn row_order(&self) -> &[usize] {
+        self.rows()
+    }
+    fn col_order(&self) -> &[usize] {
+        self.cols()
+    }
 }
 
 impl GemmPlan {
@@ -207,6 +282,7 @@ impl GemmPlan {
             schedule,
             nranks: p,
             placed: None,
+            relabel: None,
         })
     }
 
@@ -215,9 +291,13 @@ impl GemmPlan {
     /// the algorithm's schedule and COSMA's strategies on every grid of as many ranks (and of
     /// all `p`, within the memory limit), the one whose busiest rank sends or receives the
     /// fewest words *from these layouts*, counted exactly ([`placed_rank_costs`]; fewer words
-    /// in total break ties; the algorithm's own wins a tie). [`GemmPlan::rank_costs`] then says
-    /// what the run moves from these layouts, before it runs. A Cannon schedule keeps its
-    /// grid, and its counters stay those of its native layouts.
+    /// in total break ties; the algorithm's own wins a tie). The same choice is made for the
+    /// layouts seen in their owners' buffer order ([`owner_ordered`]: a block-cyclic layout
+    /// becomes a grid of one block per process), and if that moves less the plan sees the
+    /// operands so ([`gemm_with`] relabels their rows and columns; nothing moves for it).
+    /// [`GemmPlan::rank_costs`] then says what the run moves from these layouts, before it
+    /// runs. A Cannon schedule keeps its grid, and its counters stay those of its native
+    /// layouts.
     ///
     /// # Errors
     /// As [`GemmPlan::new`]; [`PlanError::InvalidOptions`] if a layout's shape is not its
@@ -285,29 +365,19 @@ impl GemmPlan {
                 )));
             }
         }
-        let Schedule::Strategy(own) = &plan.schedule else {
+        let Schedule::Strategy(own) = plan.schedule.clone() else {
             return Ok(plan);
         };
-        let placed = |s: &Strategy| placed_rank_costs(s, shape, ops, a, b, c, p, 1);
-        let score = |costs: &[CommStats]| {
-            let most = costs
-                .iter()
-                .map(|s| s.words_sent.max(s.words_received))
-                .max()
-                .unwrap_or(0);
-            (most, costs.iter().map(|s| s.words_sent).sum::<u64>())
-        };
-        let mut best = (own.clone(), placed(own));
-        if options.strategy.is_none() {
-            let memory = options.memory_words;
-            for s in candidates(shape, [own.ranks(), p], memory) {
-                let costs = placed(&s);
-                if score(&costs) < score(&best.1) {
-                    best = (s, costs);
-                }
+        let mut best = best_placed(&own, shape, ops, p, options, (a, b, c));
+        // The same operands seen in their owners' order, if that moves less.
+        if let Ok(r) = owner_ordered(a, ops.0, b, ops.1, c) {
+            let relabelled = best_placed(&own, shape, ops, p, options, (&r.0, &r.1, &r.2));
+            if placed_score(&relabelled.1) < placed_score(&best.1) {
+                best = relabelled;
+                plan.relabel = Some(Box::new(Relabel::of(&r)));
             }
         }
-        if &best.0 != own {
+        if best.0 != own {
             plan.algorithm = None;
             plan.schedule = Schedule::Strategy(best.0);
         }
@@ -532,7 +602,32 @@ where
 {
     plan.check_operands([a.shape(), b.shape(), c.shape()], comm.size())?;
     let (op_a, op_b) = plan.ops;
-    multiply(comm, alpha, a, op_a, b, op_b, beta, c, &plan.schedule, par)
+    let Some(r) = &plan.relabel else {
+        return multiply(comm, alpha, a, op_a, b, op_b, beta, c, &plan.schedule, par);
+    };
+    // The operands as the plan sees them: the same buffers, rows and columns relabelled.
+    fn relabel<L: Layout>(
+        l: L,
+        (rows, cols): &(Vec<usize>, Vec<usize>),
+    ) -> Result<Relabeled<L>, DistError> {
+        Relabeled::new(l, rows.clone(), cols.clone())
+    }
+    let av = BorrowedDistMatrix::new(comm, relabel(a.layout().clone(), &r.a)?, a.local())?;
+    let bv = BorrowedDistMatrix::new(comm, relabel(b.layout().clone(), &r.b)?, b.local())?;
+    let lc = relabel(c.layout().clone(), &r.c)?;
+    let mut cv = BorrowedDistMatrixMut::new(comm, lc, c.local_mut())?;
+    multiply(
+        comm,
+        alpha,
+        &av,
+        op_a,
+        &bv,
+        op_b,
+        beta,
+        &mut cv,
+        &plan.schedule,
+        par,
+    )
 }
 
 /// COSMA's strategies on every grid `[p_m, p_n, p_k]` of exactly `used` ranks (each entry of

@@ -1,13 +1,13 @@
 //! `p?gemm`: `sub(C) := α·op(sub(A))·op(sub(B)) + β·sub(C)` with PBLAS's checks, on redblue's
-//! multiplication planned for where the operands already are (`GemmPlan::for_layouts`), on the
-//! arrays seen in their owners' buffer order (`owner_ordered`) when that moves no more.
+//! multiplication planned for where the operands already are (`GemmPlan::for_layouts`: on the
+//! arrays seen in their owners' buffer order when that moves less).
 
 use crate::args::{first, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{agree, local_elements, op_of, submatrix, Array, OrServe, Outcome, ServeError};
 use redblue_comm::Communicator;
 use redblue_core::Op;
 use redblue_dist::{BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout};
-use redblue_gemm::{gemm_with, owner_ordered, GemmError, GemmParams, GemmPlan, GemmShape};
+use redblue_gemm::{gemm_with, GemmError, GemmParams, GemmPlan, GemmShape};
 use redblue_kernels::{KernelScalar, Par};
 
 /// The integer and character arguments of `p?gemm`, as given.
@@ -151,38 +151,23 @@ pub fn pgemm<T: KernelScalar, C: Communicator>(
     let lb = submatrix(g, &ops[1], &agreed.llds[1])?;
     let transa = op_of(args.transa).unwrap_or(Op::NoTrans);
     let transb = op_of(args.transb).unwrap_or(Op::NoTrans);
-    // Planned on the block-cyclic arrays seen in their owners' buffer order (a grid of one
-    // block per process: nothing moves to relabel), unless that plan would move more.
-    let (shape, ops, params) = (
+    // Planned where the operands are (seen in their owners' buffer order when that moves
+    // less: a grid of one block per process, nothing moved to relabel).
+    let plan = GemmPlan::for_layouts(
         GemmShape::new(m, n, k),
         (transa, transb),
-        GemmParams::default(),
-    );
-    let busiest = |plan: &GemmPlan| plan.rank_costs(1).iter().map(|s| s.words_received).max();
-    let (ra, rb, rc) = owner_ordered(&la, transa, &lb, transb, &lc).or_serve()?;
-    let relabelled = GemmPlan::for_layouts(shape, ops, comm.size(), &params, &ra, &rb, &rc);
-    let direct = GemmPlan::for_layouts(shape, ops, comm.size(), &params, &la, &lb, &lc);
-    let (a_data, b_data) = (a.read(la.local_len(rank))?, b.read(lb.local_len(rank))?);
-    let c_data = c.write(lc.local_len(rank))?;
-    let use_relabelled = match (&relabelled, &direct) {
-        (Ok(r), Ok(d)) => busiest(r) <= busiest(d),
-        (r, _) => r.is_ok(),
-    };
-    let run = match (relabelled, direct) {
-        (Ok(r), _) if use_relabelled => {
-            let av = BorrowedDistMatrix::new(comm, ra, a_data).or_serve()?;
-            let bv = BorrowedDistMatrix::new(comm, rb, b_data).or_serve()?;
-            let mut cv = BorrowedDistMatrixMut::new(comm, rc, c_data).or_serve()?;
-            gemm_with(comm, &r, alpha, &av, &bv, beta, &mut cv, Par::Seq)
-        }
-        (_, d) => {
-            let plan = d.or_serve()?;
-            let av = BorrowedDistMatrix::new(comm, la, a_data).or_serve()?;
-            let bv = BorrowedDistMatrix::new(comm, lb, b_data).or_serve()?;
-            let mut cv = BorrowedDistMatrixMut::new(comm, lc, c_data).or_serve()?;
-            gemm_with(comm, &plan, alpha, &av, &bv, beta, &mut cv, Par::Seq)
-        }
-    };
+        comm.size(),
+        &GemmParams::default(),
+        &la,
+        &lb,
+        &lc,
+    )
+    .or_serve()?;
+    let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(rank))?).or_serve()?;
+    let bv = BorrowedDistMatrix::new(comm, lb.clone(), b.read(lb.local_len(rank))?).or_serve()?;
+    let mut cv =
+        BorrowedDistMatrixMut::new(comm, lc.clone(), c.write(lc.local_len(rank))?).or_serve()?;
+    let run = gemm_with(comm, &plan, alpha, &av, &bv, beta, &mut cv, Par::Seq);
     match run {
         Ok(()) => Ok(Outcome::Served),
         // Refused before anything was written, on every rank alike.

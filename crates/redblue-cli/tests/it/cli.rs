@@ -111,6 +111,28 @@ fn check_passes_with_transposes_block_cyclic_layout_and_beta() {
     let v = json_line(&out);
     assert!(v["residual"].as_f64().unwrap() < 10.0, "{v}");
     assert_eq!(v["layout"], "block-cyclic");
+    // Planned where the operands are: the model is the words from the block-cyclic layouts.
+    assert_eq!(v["model_words"], v["words_sent_max"], "{v}");
+}
+
+#[test]
+fn block_cyclic_products_are_planned_where_they_are() {
+    // 512³ in 64-wide blocks on 1 × 2: each rank receives only the half of A it lacks.
+    let run = |layout: &str| {
+        let out = redblue(&[
+            "gemm", "--m", "512", "--n", "512", "--k", "512", "--ranks", "2", "--layout", layout,
+            "--reps", "1", "--check", "--json",
+        ]);
+        json_line(&out)
+    };
+    let (native, cyclic) = (run("native"), run("block-cyclic"));
+    assert_eq!(cyclic["words_sent_max"], 512 * 256, "{cyclic}");
+    assert_eq!(
+        cyclic["words_sent_max"], native["words_sent_max"],
+        "{native}"
+    );
+    assert_eq!(cyclic["model_words"], cyclic["words_sent_max"], "{cyclic}");
+    assert!(cyclic["residual"].as_f64().unwrap() < 10.0, "{cyclic}");
 }
 
 #[test]
