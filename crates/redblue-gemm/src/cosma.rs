@@ -275,25 +275,9 @@ impl Rounds {
         };
         let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
         let (pa, pb) = plans;
-        let lhs = slabbed(
-            at.0,
-            pa,
-            locals.0,
-            bufs.0,
-            (rows, inner),
-            Side::Lhs,
-            ready_only,
-        )?;
-        let rhs = slabbed(
-            at.1,
-            pb,
-            locals.1,
-            bufs.1,
-            (inner, cols),
-            Side::Rhs,
-            ready_only,
-        )?;
-        Ok(Some(pairs(&lhs, &rhs, inner)))
+        let lhs = slabbed(at.0, pa, locals.0, bufs.0, (rows, inner), ready_only)?;
+        let rhs = slabbed(at.1, pb, locals.1, bufs.1, (inner, cols), ready_only)?;
+        Ok(Some(pairs(&lhs, &rhs, (rows, cols, inner))))
     }
 
     /// The rounds with overlap (COSMA §7.3): the first round's transfers are posted, the part
@@ -319,8 +303,9 @@ impl Rounds {
         let (mut a_buf, mut b_buf) = (Vec::new(), Vec::new());
         let mut partials = Partials::default();
         let mut current = self.gathers(0, x);
-        // Round 0: what is here is multiplied while the rest travels.
-        let mut early = false;
+        // Round 0: what is here is multiplied while the rest travels (`done`: the parts of
+        // its C block updated already).
+        let mut done = Vec::new();
         let (mut a_at, mut b_at) = {
             let (pa, pb) = &current;
             let (mut ra, mut rb) = (
@@ -336,8 +321,7 @@ impl Rounds {
                     let ready: Vec<_> = ps.into_iter().filter(|p| p.ready).collect();
                     if !ready.is_empty() {
                         let c_rects = self.rects(0, |d| (d.rows.clone(), d.cols.clone()));
-                        self.local_product(0, &ready, false, x, c, &c_rects, &mut partials)?;
-                        early = true;
+                        self.local_product(0, &ready, &mut done, x, c, &c_rects, &mut partials)?;
                     }
                 }
                 wait_all(requests)?;
@@ -368,9 +352,14 @@ impl Rounds {
                 let bufs = (a_buf.as_slice(), b_buf.as_slice());
                 if let Some(ps) = self.products(it, &current, (a_at, b_at), locals, bufs, false)? {
                     // Round 0's ready part is done already.
-                    let started = it == 0 && early;
-                    let rest: Vec<_> = ps.into_iter().filter(|p| !(started && p.ready)).collect();
-                    self.local_product(it, &rest, started, x, c, &c_rects, &mut partials)?;
+                    let early = it == 0 && !done.is_empty();
+                    let rest: Vec<_> = ps.into_iter().filter(|p| !(early && p.ready)).collect();
+                    let mut done_here = if it == 0 {
+                        std::mem::take(&mut done)
+                    } else {
+                        Vec::new()
+                    };
+                    self.local_product(it, &rest, &mut done_here, x, c, &c_rects, &mut partials)?;
                 }
                 wait_all(requests)?;
             }
@@ -390,16 +379,17 @@ impl Rounds {
         Ok(())
     }
 
-    /// This rank's product of round `it`, the sum of `parts` (slabs of `k`; the round's part
-    /// before them already done when `started`): straight into `C` when nobody else adds to
-    /// its block and the block lies in one of its blocks of `C` (alpha and beta included),
-    /// else into the block's partial sum (made at the block's first update).
+    /// This rank's product of round `it`, the sum of `parts` (each into its region of the
+    /// round's `C` block; `done`: the regions updated already this round, to which it adds):
+    /// straight into `C` when nobody else adds to its block and the block lies in one of its
+    /// blocks of `C` (alpha, and beta at a region's first update), else into the block's
+    /// partial sum (made at the block's first update).
     #[allow(clippy::too_many_arguments)]
     fn local_product<T, A, B, M>(
         &self,
         it: usize,
         parts: &[Pair<'_, T>],
-        started: bool,
+        done: &mut Vec<Rect>,
         x: &Product<'_, T, A, B>,
         c: &mut M,
         c_rects: &[Rect],
@@ -411,32 +401,44 @@ impl Rounds {
         B: ?Sized,
         M: DistMatrixMut<T> + ?Sized,
     {
-        let Some(head) = parts.first() else {
+        let Some(d) = self.domains[self.me].get(it) else {
             return Ok(());
         };
-        let (rows, cols) = (head.lhs.nrows(), head.rhs.ncols());
-        let inner: usize = parts.iter().map(|p| p.lhs.ncols()).sum();
-        let first = !started && !self.ids[..it].contains(&self.ids[it]);
-        // Into C (alpha, and beta at the block's first update) or into the partial sum.
+        if parts.is_empty() {
+            return Ok(());
+        }
+        let (rows, cols, inner) = (d.rows.len(), d.cols.len(), d.inner.len());
+        let block_first = !self.ids[..it].contains(&self.ids[it]);
+        // Into C (alpha; beta at a region's first update) or into the partial sum.
         let (mut dst, alpha, beta) = match c_in_place(c.layout(), c_rects, self.me) {
             Some((offset, ld)) => {
                 let dst = MatMut::from_slice(&mut c.local_mut()[offset..], rows, cols, ld)?;
-                (dst, x.alpha, if first { x.beta } else { T::one() })
+                (dst, x.alpha, x.beta)
             }
             None => {
-                let out = partials.block(self.ids[it], first, rows * cols, inner == 0);
+                let fresh = block_first && done.is_empty();
+                let out = partials.block(self.ids[it], fresh, rows * cols, inner == 0);
                 if rows == 0 || cols == 0 || inner == 0 {
+                    done.extend(parts.iter().map(|p| (p.rows.clone(), p.cols.clone())));
                     return Ok(());
                 }
                 let dst = MatMut::from_slice(out, rows, cols, rows.max(1))?;
-                (dst, T::one(), if first { T::zero() } else { T::one() })
+                (dst, T::one(), T::zero())
             }
         };
-        for (i, p) in parts.iter().enumerate() {
-            let beta = if i == 0 { beta } else { T::one() };
-            let (lhs, rhs) = (p.lhs, p.rhs);
+        for p in parts {
+            let region = (p.rows.clone(), p.cols.clone());
+            let first = block_first && !done.contains(&region);
+            if !done.contains(&region) {
+                done.push(region);
+            }
+            let beta = if first { beta } else { T::one() };
+            let (r, k) = (p.rows.clone(), p.cols.clone());
+            let part = dst
+                .rb_mut()
+                .submatrix_mut(r.start, k.start, r.len(), k.len());
             let nt = Op::NoTrans;
-            local_gemm(alpha, lhs, nt, rhs, nt, beta, dst.rb_mut(), x.par)?;
+            local_gemm(alpha, p.lhs, nt, p.rhs, nt, beta, part, x.par)?;
         }
         Ok(())
     }
@@ -538,45 +540,42 @@ pub(crate) fn c_in_place(layout: &impl Layout, rects: &[Rect], r: usize) -> Opti
         .map(|b| (b.local_index(rows.start, cols.start), b.ld))
 }
 
-/// One product of a round: an `op(A)` slab times the `op(B)` slab of the same `k` range.
+/// One product of a round: part of an `op(A)` slab times part of an `op(B)` slab over the
+/// `k` range they share, into the region `rows × cols` of the round's `C` block.
 pub(crate) struct Pair<'a, T> {
     lhs: MatRef<'a, T>,
     rhs: MatRef<'a, T>,
+    rows: Range<usize>,
+    cols: Range<usize>,
     /// Both read where they are in this rank's own buffers: ready before any message arrives.
     ready: bool,
 }
 
-/// A slab of an operand: its `k` range, its view, whether it is in this rank's own buffer.
-type SlabView<'a, T> = (Range<usize>, MatRef<'a, T>, bool);
+/// A slab of an operand: its rows and columns (from the operand's first), its view, whether
+/// it is in this rank's own buffer.
+type SlabView<'a, T> = (Rect, MatRef<'a, T>, bool);
 
-/// A gathered `r × c` operand as slabs along `k`: one slab unless it was gathered as
-/// [`Gathered::Slabs`]. With `ready_only`, the slabs not in this rank's own buffer `local`
-/// are left out (`buf` is not filled yet).
+/// A gathered `r × c` operand as slabs: one unless it was gathered as [`Gathered::Slabs`].
+/// With `ready_only`, the slabs not in this rank's own buffer `local` are left out (`buf` is
+/// not filled yet).
 fn slabbed<'a, T: KernelScalar>(
     g: Gathered,
     plan: &GatherPlan<T>,
     local: &'a [T],
     buf: &'a [T],
     (r, c): (usize, usize),
-    side: Side,
     ready_only: bool,
 ) -> Result<Vec<SlabView<'a, T>>, redblue_kernels::KernelError> {
-    let whole = match side {
-        Side::Lhs => 0..c,
-        Side::Rhs => 0..r,
-    };
+    let whole = (0..r, 0..c);
     match (g, plan.slabs()) {
         (Gathered::Slabs, Some(slabs)) => slabs
             .iter()
             .filter(|s| s.in_x || !ready_only)
             .map(|s| {
-                let (rows, cols) = match side {
-                    Side::Lhs => (r, s.inner.len()),
-                    Side::Rhs => (s.inner.len(), c),
-                };
                 let data = if s.in_x { local } else { buf };
+                let (rows, cols) = (s.rows.len(), s.cols.len());
                 let view = MatRef::from_slice(&data[s.offset..], rows, cols, s.ld)?;
-                Ok((s.inner.clone(), view, s.in_x))
+                Ok(((s.rows.clone(), s.cols.clone()), view, s.in_x))
             })
             .collect(),
         (Gathered::InPlace { .. }, _) => {
@@ -587,49 +586,45 @@ fn slabbed<'a, T: KernelScalar>(
     }
 }
 
-/// The products of a round from its operands' slabs: one per range between the slabs'
-/// boundaries along `k` (`inner` long), in the order of `k`, ready when both slabs are; one
-/// empty product when `inner` is 0. Ranges one operand lacks (`ready_only`) are left out.
+/// The products of a round from its operands' slabs: for every `op(A)` slab and `op(B)` slab
+/// whose `k` ranges meet, their parts over the shared range into the region of `C` the two
+/// slabs span (`rows × cols × inner` the round's sizes), region by region in the order of `k`,
+/// ready when both slabs are; one empty product when `inner` is 0.
 fn pairs<'a, T: KernelScalar>(
     lhs: &[SlabView<'a, T>],
     rhs: &[SlabView<'a, T>],
-    inner: usize,
+    (rows, cols, inner): (usize, usize, usize),
 ) -> Vec<Pair<'a, T>> {
     if inner == 0 {
         return match (lhs.first(), rhs.first()) {
             (Some(l), Some(r)) => vec![Pair {
                 lhs: l.1,
                 rhs: r.1,
+                rows: 0..rows,
+                cols: 0..cols,
                 ready: l.2 && r.2,
             }],
             _ => Vec::new(),
         };
     }
-    let mut cuts: Vec<usize> = lhs
-        .iter()
-        .chain(rhs)
-        .flat_map(|(k, _, _)| [k.start, k.end])
-        .collect();
-    cuts.sort_unstable();
-    cuts.dedup();
-    let find = |slabs: &[SlabView<'a, T>], k: &Range<usize>| {
-        slabs
-            .iter()
-            .find(|(s, _, _)| s.start <= k.start && k.end <= s.end)
-            .map(|(s, v, own)| (s.start, *v, *own))
-    };
-    cuts.windows(2)
-        .filter_map(|w| {
-            let k = w[0]..w[1];
-            let (l0, l, lo) = find(lhs, &k)?;
-            let (r0, r, ro) = find(rhs, &k)?;
-            Some(Pair {
-                lhs: l.submatrix(0, k.start - l0, l.nrows(), k.len()),
-                rhs: r.submatrix(k.start - r0, 0, k.len(), r.ncols()),
-                ready: lo && ro,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for ((lr, lk), l, l_own) in lhs {
+        for ((rk, rc), r, r_own) in rhs {
+            let k = lk.start.max(rk.start)..lk.end.min(rk.end);
+            if k.is_empty() {
+                continue;
+            }
+            out.push(Pair {
+                lhs: l.submatrix(0, k.start - lk.start, lr.len(), k.len()),
+                rhs: r.submatrix(k.start - rk.start, 0, k.len(), rc.len()),
+                rows: lr.clone(),
+                cols: rc.clone(),
+                ready: *l_own && *r_own,
+            });
+        }
+    }
+    out.sort_by_key(|p| (p.rows.start, p.cols.start));
+    out
 }
 
 /// The `r × c` block a gather produced: in this rank's own buffer `local`, or in `buf`.
@@ -691,9 +686,10 @@ pub(crate) fn layout_from_pieces(
 /// COSMA's native layouts of `A`, `B` and `C` as stored (`A` is `m × k`, or `k × m` when
 /// `op_a` transposes; likewise `B`) for `strategy` on `nranks ≥ strategy.ranks()` ranks; in
 /// `op(A)`'s coordinates: every `op(A)` block of a domain is cut
-/// along `k` into `p_n` parts, one per rank that reads it (by its `n` coordinate); every
-/// `op(B)` block along `k` into `p_m` parts (by `m` coordinate); every `C` block along `n` into
-/// `p_k` parts (by `k` coordinate). In these layouts [`cosma`] moves exactly what
+/// across `k`, by its rows, into `p_n` parts, one per rank that reads it (by its `n`
+/// coordinate); every `op(B)` block by its columns into `p_m` parts (by `m` coordinate); every
+/// `C` block along `n` into `p_k` parts (by `k` coordinate). Each part is a whole-depth slab,
+/// so a rank multiplies what it holds and what it receives where they are. In these layouts [`cosma`] moves exactly what
 /// [`cosma_rank_cost`](crate::cosma_rank_cost) predicts.
 ///
 /// # Errors
@@ -715,8 +711,8 @@ pub fn native_layouts(
     for r in 0..strategy.ranks() {
         let (_, [cm, cn, ck]) = grid_coords(strategy, r);
         for d in rank_domains(strategy, shape, r) {
-            pa.push((d.rows.clone(), part(d.inner.clone(), pn, cn), r));
-            pb.push((part(d.inner.clone(), pm, cm), d.cols.clone(), r));
+            pa.push((part(d.rows.clone(), pn, cn), d.inner.clone(), r));
+            pb.push((d.inner.clone(), part(d.cols.clone(), pm, cm), r));
             pc.push((d.rows.clone(), part(d.cols.clone(), pk, ck), r));
         }
     }

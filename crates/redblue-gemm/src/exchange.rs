@@ -97,18 +97,27 @@ pub(crate) enum Side {
     Rhs,
 }
 
-/// The least depth (inner extent) of a [`Slab`]: a product of at least this depth runs at
-/// the kernel's full speed, so cutting the product along `k` at slab boundaries costs nothing
-/// (the kernel cuts it so itself).
+/// The least depth (inner extent) of a [`Slab`] cut along `k`: a product of at least this
+/// depth runs at the kernel's full speed, so cutting the product along `k` at slab boundaries
+/// costs nothing (the kernel cuts it so itself).
 pub(crate) const MIN_SLAB_DEPTH: usize = 256;
 
-/// A part of a gathered rectangle that spans it whole across `k` (all its rows for `op(A)`,
-/// all its columns for `op(B)`): the inner range `inner` (from the rectangle's first inner
-/// index), column-major with leading dimension `ld` from `offset` in this rank's own buffer of
-/// `X` (`in_x`: read where it is, ready before any message arrives) or in the received buffer.
+/// The least width (rows of `op(A)`, columns of `op(B)`) of a [`Slab`] cut across `k`.
+pub(crate) const MIN_SLAB_WIDTH: usize = 16;
+
+/// The most slabs a gathered rectangle is multiplied in (each product packs its other operand
+/// again): more pieces are assembled in one buffer.
+pub(crate) const MAX_SLABS: usize = 8;
+
+/// A part of a gathered rectangle that spans it whole in one dimension: cut along `k` (all
+/// its rows for `op(A)`, all its columns for `op(B)`) or across `k` (all of `k`). Its `rows`
+/// and `cols` from the rectangle's first row and column; column-major with leading dimension
+/// `ld` from `offset` in this rank's own buffer of `X` (`in_x`: read where it is, ready before
+/// any message arrives) or in the received buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Slab {
-    pub(crate) inner: Range<usize>,
+    pub(crate) rows: Range<usize>,
+    pub(crate) cols: Range<usize>,
     pub(crate) in_x: bool,
     pub(crate) offset: usize,
     pub(crate) ld: usize,
@@ -153,8 +162,8 @@ pub(crate) struct GatherPlan<T: Scalar> {
     own: Vec<(LocalBlock, Rect)>,
     from: Vec<Vec<Rect>>,
     recv_counts: Vec<usize>,
-    /// The need as slabs along `k`, when every piece spans it across `k` and is at least
-    /// [`MIN_SLAB_DEPTH`] deep: then nothing is copied after the messages arrive.
+    /// The need as [`slabs`](fn@slabs), when its pieces are few and large and all cut it
+    /// along `k` or all across it: then nothing is copied after the messages arrive.
     slabs: Option<Vec<Slab>>,
 }
 
@@ -279,7 +288,7 @@ impl<T: Scalar> GatherPlan<T> {
         }
     }
 
-    /// The need as slabs along `k` ([`Gathered::Slabs`]), if it is gathered so.
+    /// The need as slabs ([`Gathered::Slabs`]), if it is gathered so.
     pub(crate) fn slabs(&self) -> Option<&[Slab]> {
         self.slabs.as_deref()
     }
@@ -444,10 +453,11 @@ impl<T: Scalar> GatherPlan<T> {
     }
 }
 
-/// The slabs of a need `rows × cols` whose pieces from each rank (`from`, in rank order, the
-/// order they lie in the received buffer; `own` my pieces with their blocks) all span it
-/// across `k` and are at least [`MIN_SLAB_DEPTH`] deep, in the order of `k`; `None` if some
-/// piece does not (then the need is assembled in one buffer).
+/// The slabs of a need `rows × cols` from its pieces (`from`, each rank's in rank order, the
+/// order they lie in the received buffer; `own` my pieces with their blocks): two to
+/// [`MAX_SLABS`] pieces that all span the need along `k` (cut along `k`, each at least
+/// [`MIN_SLAB_DEPTH`] deep) or all span `k` (cut across it, each at least [`MIN_SLAB_WIDTH`]
+/// wide); `None` otherwise (then the need is assembled in one buffer).
 fn slabs(
     me: usize,
     op: Op,
@@ -456,33 +466,46 @@ fn slabs(
     own: &[(LocalBlock, Rect)],
     side: Side,
 ) -> Option<Vec<Slab>> {
-    let (across, k0) = match side {
-        Side::Lhs => (rows, cols.start),
-        Side::Rhs => (cols, rows.start),
+    let count: usize = from.iter().map(Vec::len).sum();
+    if !(2..=MAX_SLABS).contains(&count) {
+        return None;
+    }
+    // (spans the need along k, spans k) of a piece, and its extents (across k, along k).
+    let shape = |(pr, pc): &Rect| match side {
+        Side::Lhs => ((pr == rows, pc == cols), (pr.len(), pc.len())),
+        Side::Rhs => ((pc == cols, pr == rows), (pc.len(), pr.len())),
     };
+    let all = |f: &dyn Fn(&Rect) -> bool| from.iter().flatten().all(f);
+    let along_k = all(&|p| {
+        let ((spans, _), (_, depth)) = shape(p);
+        spans && depth >= MIN_SLAB_DEPTH
+    });
+    let across_k = all(&|p| {
+        let ((_, spans), (width, _)) = shape(p);
+        spans && width >= MIN_SLAB_WIDTH
+    });
+    if !along_k && !across_k {
+        return None;
+    }
+    let relative = |r: &Range<usize>, at: usize| r.start - at..r.end - at;
     let mut out = Vec::new();
     let mut at = 0;
     for (src, pieces) in from.iter().enumerate() {
         for (i, (pr, pc)) in pieces.iter().enumerate() {
-            let (spans, inner) = match side {
-                Side::Lhs => (pr == across, pc),
-                Side::Rhs => (pc == across, pr),
-            };
-            if !spans || inner.len() < MIN_SLAB_DEPTH {
-                return None;
-            }
-            let relative = inner.start - k0..inner.end - k0;
+            let (rows_in, cols_in) = (relative(pr, rows.start), relative(pc, cols.start));
             out.push(if src == me && op == Op::NoTrans {
                 let block = &own[i].0;
                 Slab {
-                    inner: relative,
+                    rows: rows_in,
+                    cols: cols_in,
                     in_x: true,
                     offset: block.local_index(pr.start, pc.start),
                     ld: block.ld,
                 }
             } else {
                 Slab {
-                    inner: relative,
+                    rows: rows_in,
+                    cols: cols_in,
                     in_x: false,
                     offset: at,
                     ld: pr.len(),
@@ -491,8 +514,8 @@ fn slabs(
             at += pr.len() * pc.len();
         }
     }
-    out.sort_by_key(|s| s.inner.start);
-    (out.len() > 1).then_some(out)
+    out.sort_by_key(|s| (s.cols.start, s.rows.start));
+    Some(out)
 }
 
 impl<T: Scalar> Drop for GatherPlan<T> {
@@ -674,25 +697,49 @@ mod tests {
     }
 
     #[test]
-    fn deep_native_pieces_are_slabs_read_in_place_when_untransposed() {
-        // pn2: all of op(A) on both ranks, cut along k between them; op(B) in place.
-        let [a, b] = first_gathers("pn2", GemmShape::new(8, 6, 1024), Op::NoTrans, 1);
-        let slabs = a.slabs().expect("two slabs of 512");
+    fn native_pieces_are_slabs_read_in_place_when_untransposed() {
+        // pn2: all of op(A) on both ranks, cut by rows between them; op(B) in place.
+        let [a, b] = first_gathers("pn2", GemmShape::new(64, 6, 256), Op::NoTrans, 1);
+        let slabs = a.slabs().expect("two slabs of 32 rows");
         assert_eq!(slabs.len(), 2);
-        assert_eq!((slabs[0].inner.clone(), slabs[0].in_x), (0..512, false));
-        assert_eq!((slabs[1].inner.clone(), slabs[1].in_x), (512..1024, true));
+        let at = |s: &Slab| (s.rows.clone(), s.cols.clone(), s.in_x);
+        assert_eq!(at(&slabs[0]), (0..32, 0..256, false));
+        assert_eq!(at(&slabs[1]), (32..64, 0..256, true));
         assert_eq!(a.placed(), Gathered::Slabs);
         assert!(matches!(b.placed(), Gathered::InPlace { .. }));
         // Transposed, rank 1's own slab is copied into the received buffer.
-        let [a, _] = first_gathers("pn2", GemmShape::new(8, 6, 1024), Op::Trans, 1);
+        let [a, _] = first_gathers("pn2", GemmShape::new(64, 6, 256), Op::Trans, 1);
         assert!(a.slabs().unwrap().iter().all(|s| !s.in_x));
-        // pm2,pn2: op(B) cut along k too, by rows of B.
-        let [a, b] = first_gathers("pm2,pn2", GemmShape::new(8, 6, 1024), Op::NoTrans, 0);
+        // pm2,pn2: op(B) cut by columns.
+        let [a, b] = first_gathers("pm2,pn2", GemmShape::new(64, 64, 40), Op::NoTrans, 0);
         assert_eq!(a.slabs().map(<[Slab]>::len), Some(2));
-        assert_eq!(b.slabs().map(<[Slab]>::len), Some(2));
-        // Slabs shallower than MIN_SLAB_DEPTH: assembled in one buffer.
-        let [a, _] = first_gathers("pn2", GemmShape::new(8, 6, 256), Op::NoTrans, 0);
+        let b_slabs = b.slabs().expect("two slabs of 16 columns");
+        assert!(b_slabs
+            .iter()
+            .all(|s| s.rows == (0..40) && s.cols.len() == 16));
+        // Slabs narrower than MIN_SLAB_WIDTH: assembled in one buffer.
+        let [a, _] = first_gathers("pn2", GemmShape::new(24, 6, 256), Op::NoTrans, 0);
         assert!(a.slabs().is_none());
         assert_eq!(a.placed(), Gathered::Buffer);
+    }
+
+    #[test]
+    fn deep_pieces_cut_along_k_are_slabs_too() {
+        // A split by columns over two ranks, everyone needing all of it (a user's layout).
+        let layout = redblue_dist::GridLayout::even(40, 512, 1, 2).unwrap();
+        let needs = vec![(0..40, 0..512); 2];
+        let x = vec![0.0f64; layout.local_len(0)];
+        let g = GatherPlan::new(0, &layout, &x, Op::NoTrans, &needs, Some(Side::Lhs));
+        let slabs = g.slabs().expect("two slabs of depth 256");
+        assert_eq!((slabs[0].cols.clone(), slabs[0].in_x), (0..256, true));
+        assert_eq!(
+            (slabs[1].cols.clone(), slabs[1].rows.clone()),
+            (256..512, 0..40)
+        );
+        // Shallower than MIN_SLAB_DEPTH: assembled.
+        let layout = redblue_dist::GridLayout::even(40, 256, 1, 2).unwrap();
+        let needs = vec![(0..40, 0..256); 2];
+        let g = GatherPlan::new(0, &layout, &x, Op::NoTrans, &needs, Some(Side::Lhs));
+        assert!(g.slabs().is_none());
     }
 }

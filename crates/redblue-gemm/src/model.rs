@@ -5,10 +5,11 @@
 //! # What a rank moves
 //!
 //! Under a strategy with process grid `[p_m, p_n, p_k]`, every local multiplication
-//! ([`Domain`]) of a rank reads an `op(A)` block `rows × inner`, which the `p_n` ranks that
+//! ([`Domain`](crate::Domain)) of a rank reads an `op(A)` block `rows × inner`, which the `p_n` ranks that
 //! differ only in their `n` coordinate also read, and an `op(B)` block `inner × cols`, shared
 //! likewise by `p_m` ranks. In the native layout each such block is cut into `p_n` (for `A`) or
-//! `p_m` (for `B`) near-equal parts, one per sharing rank, along the `inner` range. Before a
+//! `p_m` (for `B`) near-equal parts, one per sharing rank, across the `inner` range: an `op(A)`
+//! block by its rows, an `op(B)` block by its columns (whole-depth slabs). Before a
 //! multiplication each rank receives the parts it lacks and sends its own part to the others:
 //! COSMA's broadcasts along the grid, counted by the direct-transfer rules of
 //! `redblue_comm::volume`. After the last multiplication into a `C` block `rows × cols`, the
@@ -22,7 +23,7 @@
 //! (m/p_m)(n/p_n) − (mk + kn + mn)/p` per rank: the data a rank touches minus the data it
 //! starts with.
 
-use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, Domain, GemmShape};
+use crate::plan::{c_block_ids, grid_coords, last_updates, part, rank_domains, GemmShape};
 use crate::Strategy;
 use redblue_comm::CommStats;
 
@@ -82,10 +83,11 @@ pub struct CostSummary {
     pub memory_words_max: u64,
 }
 
-/// The native-layout part of a block shared by `sharers` ranks that `index` owns: the block's
-/// `inner` range cut into `sharers` parts.
-fn own_inner(domain: &Domain, sharers: usize, index: usize) -> usize {
-    part(domain.inner.clone(), sharers, index).len()
+/// The native-layout part of a block shared by `sharers` ranks that `index` owns: of its
+/// `range` (the rows of an `op(A)` block, the columns of an `op(B)` block) cut into `sharers`
+/// parts, the length of part `index`.
+fn own_part(range: &std::ops::Range<usize>, sharers: usize, index: usize) -> usize {
+    part(range.clone(), sharers, index).len()
 }
 
 /// How many of the `d` parts of a range of `len` elements other than part `index` are not
@@ -129,16 +131,15 @@ pub fn cosma_rank_cost(strategy: &Strategy, shape: GemmShape, rank: usize) -> Ra
         if last[it] {
             live.retain(|&(id, _)| id != ids[it]);
         }
-        let own_a = (d.rows.len() * own_inner(d, pn, cn)) as u64;
-        let own_b = (own_inner(d, pm, cm) * d.cols.len()) as u64;
+        let own_a = (own_part(&d.rows, pn, cn) * d.inner.len()) as u64;
+        let own_b = (d.inner.len() * own_part(&d.cols, pm, cm)) as u64;
         cost.words_received += d.a_len() as u64 - own_a + d.b_len() as u64 - own_b;
         cost.words_sent += own_a * (pn as u64 - 1) + own_b * (pm as u64 - 1);
         cost.messages_sent +=
             u64::from(own_a > 0) * (pn as u64 - 1) + u64::from(own_b > 0) * (pm as u64 - 1);
-        let inner = d.inner.len();
-        cost.messages_received += u64::from(!d.rows.is_empty())
-            * other_nonempty_parts(inner, pn, cn)
-            + u64::from(!d.cols.is_empty()) * other_nonempty_parts(inner, pm, cm);
+        let deep = u64::from(!d.inner.is_empty());
+        cost.messages_received += deep * other_nonempty_parts(d.rows.len(), pn, cn)
+            + deep * other_nonempty_parts(d.cols.len(), pm, cm);
         own += own_a + own_b;
         if !c_blocks.contains(&(d.rows.clone(), d.cols.clone())) {
             c_blocks.push((d.rows.clone(), d.cols.clone()));
@@ -268,17 +269,18 @@ mod tests {
 
     #[test]
     fn even_grid_matches_the_closed_form() {
-        // 8 × 12 × 12 on a 2 × 3 × 2 grid: local 4 × 4 × 6.
-        let shape = GemmShape::new(8, 12, 12);
+        // 12 × 12 × 12 on a 2 × 3 × 2 grid: local 6 × 4 × 6.
+        let shape = GemmShape::new(12, 12, 12);
         let s: Strategy = "pm2,pn3,pk2".parse().unwrap();
         let c = cosma_cost(&s, shape);
-        let touched = 4 * 6 + 6 * 4 + 4 * 4;
-        let held = (8 * 12 + 12 * 12 + 8 * 12) / 12;
+        let touched = 6 * 6 + 6 * 4 + 6 * 4;
+        let held = 3 * 12 * 12 / 12;
         assert_eq!(c.words_received_max, (touched - held) as u64);
         assert_eq!(c.words_received_avg, (touched - held) as f64);
-        // Sent: own A part (4 × 2) to 2 others, own B part (3 × 4) to 1, C: 16 − 8.
-        assert_eq!(c.words_sent_max, 8 * 2 + 12 + 8);
-        assert_eq!(c.words_sent_avg, (8 * 2 + 12 + 8) as f64);
+        // Sent: own A part (2 of the 6 × 6 block's rows) to 2 others, own B part (2 of the
+        // 6 × 4 block's columns) to 1, C: 24 − 12.
+        assert_eq!(c.words_sent_max, 12 * 2 + 12 + 12);
+        assert_eq!(c.words_sent_avg, (12 * 2 + 12 + 12) as f64);
     }
 
     #[test]

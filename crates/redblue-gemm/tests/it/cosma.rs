@@ -139,24 +139,26 @@ fn all_scalars_ops_and_layouts() {
     every_op_and_layout::<c64>();
 }
 
-/// Deep products, where every rank's pieces of `op(A)` and `op(B)` span its block across
-/// the other dimension and are at least 256 deep along `k`, are multiplied slab by slab (the
-/// slabs a rank holds itself first, while the rest arrive): the same `C` for every op (a
+/// Products from operands gathered as slabs: in the native layouts every rank's pieces of
+/// `op(A)` and `op(B)` are whole-depth slabs (cut by rows, by columns), multiplied where they
+/// are, a rank's own first while the rest arrive; from a layout that cuts `op(A)` along `k`
+/// into deep slabs, the products add up slab by slab. The same `C` for every op (a
 /// transposed own slab is copied, not read in place), sequential `k` steps, partial sums and
-/// `beta`, and the words of the model.
+/// `beta`, and in the native layouts the words of the model.
 #[test]
-fn deep_products_are_multiplied_slab_by_slab() {
-    let shape = GemmShape::new(24, 20, 1024);
+fn products_from_slabs() {
+    let shape = GemmShape::new(96, 80, 512);
     let (alpha, beta) = (c64::new(0.5, -0.25), c64::new(-1.5, 0.5));
+    let ops_list = [
+        (Op::NoTrans, Op::NoTrans),
+        (Op::Trans, Op::NoTrans),
+        (Op::NoTrans, Op::ConjTrans),
+    ];
     for text in ["pn2", "pm2,pn2", "pm2,pk2", "pn2,sk2", "pm2,pn2,sk2", "pn3"] {
         let s: Strategy = text.parse().unwrap();
-        for ops in [
-            (Op::NoTrans, Op::NoTrans),
-            (Op::Trans, Op::NoTrans),
-            (Op::NoTrans, Op::ConjTrans),
-        ] {
+        for ops in ops_list {
             let layouts = |p: usize| native_layouts(&s, shape, ops, p).unwrap().map(Into::into);
-            let what = format!("deep {}{}", ops.0, ops.1);
+            let what = format!("slabs {}{}", ops.0, ops.1);
             check::<c64>(
                 s.ranks(),
                 shape,
@@ -168,6 +170,30 @@ fn deep_products_are_multiplied_slab_by_slab() {
             );
         }
         measured_equals_model_of(s.ranks(), shape, s);
+    }
+    // op(A) cut along k over two ranks (columns of A, rows of Aᵀ), 256 deep.
+    let s: Strategy = "pn2".parse().unwrap();
+    for ops in ops_list {
+        let layouts = |p: usize| {
+            let [_, b, c] = native_layouts(&s, shape, ops, p)
+                .unwrap()
+                .map(AnyLayout::from);
+            let a = match ops.0 {
+                Op::NoTrans => GridLayout::even(96, 512, 1, 2),
+                _ => GridLayout::even(512, 96, 2, 1),
+            };
+            [a.unwrap().into(), b, c]
+        };
+        let what = format!("k-cut {}{}", ops.0, ops.1);
+        check::<c64>(
+            2,
+            shape,
+            ops,
+            layouts,
+            Some(s.clone()),
+            (alpha, beta),
+            &what,
+        );
     }
 }
 
