@@ -149,6 +149,14 @@ pub trait Layout: Clone + Debug + PartialEq + Send + Sync {
     }
 }
 
+/// Whether `p` holds each of `0..len` once.
+pub(crate) fn is_permutation(p: &[usize], len: usize) -> bool {
+    let mut seen = vec![false; len];
+    p.len() == len
+        && p.iter()
+            .all(|&x| x < len && !std::mem::replace(&mut seen[x], true))
+}
+
 /// Index `b` of the split interval `splits[b]..splits[b + 1]` holding `x` (`x < *splits.last()`).
 pub fn split_index(splits: &[usize], x: usize) -> usize {
     debug_assert!(x < *splits.last().unwrap_or(&0));

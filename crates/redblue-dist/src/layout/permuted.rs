@@ -1,6 +1,6 @@
 //! [`RowPermuted`]: the rows of a matrix in another order, stored where they already are.
 
-use super::{split_index, Layout};
+use super::{is_permutation, split_index, Layout};
 use crate::DistError;
 
 /// The matrix `P·A` seen in the storage of `A`: row `i` of `P·A` is row `perm[i]` of `A`, so
@@ -25,12 +25,7 @@ impl<L: Layout> RowPermuted<L> {
     /// [`DistError::InvalidLayout`] if `perm` is not a permutation of `0..rows`.
     pub fn new(inner: L, perm: Vec<usize>) -> Result<Self, DistError> {
         let m = inner.shape().0;
-        let mut seen = vec![false; m];
-        let valid = perm.len() == m
-            && perm
-                .iter()
-                .all(|&r| r < m && !std::mem::replace(&mut seen[r], true));
-        if !valid {
+        if !is_permutation(&perm, m) {
             return Err(DistError::InvalidLayout(format!(
                 "a row permutation of {m} rows must hold each of 0..{m} once"
             )));

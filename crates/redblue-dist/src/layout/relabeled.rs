@@ -2,7 +2,7 @@
 //! already are; [`owner_row_order`] and [`owner_col_order`] give the orders in which a
 //! block-cyclic layout is a grid of one block per process.
 
-use super::{split_index, Layout};
+use super::{is_permutation, split_index, Layout};
 use crate::DistError;
 
 /// The matrix `P·A·Qᵀ` seen in the storage of `A`: row `i` is row `rows[i]` of `A`, column `j`
@@ -37,14 +37,6 @@ pub struct Relabeled<L> {
     cols: Vec<usize>,
     row_splits: Vec<usize>,
     col_splits: Vec<usize>,
-}
-
-/// Whether `p` holds each of `0..len` once.
-fn is_permutation(p: &[usize], len: usize) -> bool {
-    let mut seen = vec![false; len];
-    p.len() == len
-        && p.iter()
-            .all(|&x| x < len && !std::mem::replace(&mut seen[x], true))
 }
 
 impl<L: Layout> Relabeled<L> {
