@@ -198,29 +198,18 @@ struct Relabel {
 }
 
 impl Relabel {
-    fn of<LA: Layout, LB: Layout, LC: Layout>(r: &OwnerOrdered<LA, LB, LC>) -> Self {
-        let orders = |l: &dyn RowsCols| (l.row_order().to_vec(), l.col_order().to_vec());
+    fn of<LA: Layout, LB: Layout, LC: Layout>((a, b, c): &OwnerOrdered<LA, LB, LC>) -> Self {
         Relabel {
-            a: orders(&r.0),
-            b: orders(&r.1),
-            c: orders(&r.2),
+            a: orders(a),
+            b: orders(b),
+            c: orders(c),
         }
     }
 }
 
-/// The orders of a [`Relabeled`] layout, whatever the layout inside.
-trait RowsCols {
-    fn row_order(&self) -> &[usize];
-    fn col_order(&self) -> &[usize];
-}
-
-impl<L: Layout> RowsCols for Relabeled<L> {
-    fn row_order(&self) -> &[usize] {
-        self.rows()
-    }
-    fn col_order(&self) -> &[usize] {
-        self.cols()
-    }
+/// The row and column orders of a relabelled layout.
+fn orders<L: Layout>(l: &Relabeled<L>) -> (Vec<usize>, Vec<usize>) {
+    (l.rows().to_vec(), l.cols().to_vec())
 }
 
 impl GemmPlan {
