@@ -528,7 +528,11 @@ impl fmt::Display for GemmPlan {
             self.ops.1,
             self.ranks(),
             self.nranks
-        )
+        )?;
+        if self.relabel.is_some() {
+            f.write_str(", the operands seen in their owners' order")?;
+        }
+        Ok(())
     }
 }
 

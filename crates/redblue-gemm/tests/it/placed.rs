@@ -152,6 +152,7 @@ fn block_cyclic_operands_are_planned_in_their_owners_order() {
             let lc = bc((shape.m, shape.n));
             let at = format!("P={p} {grid:?} nb={nb} {ops:?}");
             let plan = GemmPlan::for_layouts(shape, ops, p, &params, &la, &lb, &lc).unwrap();
+            assert!(plan.to_string().ends_with("owners' order"), "{at}: {plan}");
             let (ra, rb, rc) = owner_ordered(&la, ops.0, &lb, ops.1, &lc).unwrap();
             let on_relabelled = GemmPlan::for_layouts(shape, ops, p, &params, &ra, &rb, &rc);
             assert_eq!(
