@@ -6,11 +6,11 @@ use crate::factor::CholeskyModel;
 use crate::CholeskyError;
 use redblue_comm::CommStats;
 use redblue_core::Uplo;
-use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, GridOrder};
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix};
 use redblue_pipeline::steps::PanelHome;
 use redblue_pipeline::{
-    choose_width, estimated_words, factor_costs, plan_grid, planned_words, Geometry, LookAhead,
-    TileGrid,
+    choose_width, estimated_words, factor_costs, grid_of_layout, plan_grid, planned_words,
+    Geometry, LookAhead, TileGrid,
 };
 use std::fmt;
 
@@ -251,25 +251,13 @@ impl CholeskyPlan {
         if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
             return Ok(default);
         }
-        let parent = layout.parent();
-        let ((mb, nb), (rows, cols)) = (parent.block_size(), parent.grid_shape());
-        let (px, py, order) = match uplo {
-            Uplo::Lower => (rows, cols, GridOrder::ColMajor),
-            Uplo::Upper => (cols, rows, GridOrder::RowMajor),
+        let Some((grid, nb)) = grid_of_layout(layout, uplo == Uplo::Upper) else {
+            return Ok(default);
         };
-        let (ri, ci) = layout.ranges();
-        let native_here = mb == nb
-            && ri.start == 0
-            && ci.start == 0
-            && parent.source() == (0, 0)
-            && (rows == 1 || cols == 1 || parent.order() == order);
-        if !native_here || px * py > p {
+        if grid.ranks() > p {
             return Ok(default);
         }
-        let here = params
-            .clone()
-            .with_grid(TileGrid { px, py, c: 1 })
-            .with_block(nb);
+        let here = params.clone().with_grid(grid).with_block(nb);
         let Ok(here) = CholeskyPlan::new(n, p, &here) else {
             return Ok(default);
         };

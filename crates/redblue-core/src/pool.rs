@@ -9,6 +9,7 @@
 //! first, so the pool keeps those: an LU step's half-megabyte exchange buffers faulted their
 //! pages in every step when only blocks from 1 MiB up were kept.)
 
+use crate::Scalar;
 use std::any::Any;
 use std::cell::RefCell;
 
@@ -57,12 +58,37 @@ pub fn take_buffer<T: Copy + 'static>(len: usize, fill: T) -> Vec<T> {
 /// [`take_buffer`] that reports, instead of aborting, a buffer the allocator cannot give: for
 /// the large buffers of a run, whose failure the ranks then agree on before any data moves.
 ///
+/// A new buffer is `vec![fill; len]`, which for a `fill` of zero bits (`0.0` of `f32` and `f64`)
+/// asks the allocator for zeroed memory: pages the operating system maps zeroed on first touch,
+/// so that nothing is written here and the caller's first writes are the only pass over them.
+///
 /// # Errors
 /// The allocator's refusal (a kept buffer is never refused).
 pub fn try_take_buffer<T: Copy + 'static>(
     len: usize,
     fill: T,
 ) -> Result<Vec<T>, std::collections::TryReserveError> {
+    Ok(try_take(len, fill)?.0)
+}
+
+/// [`try_take_buffer`] of `len` zeros: a kept buffer is zeroed, a new one is the allocator's
+/// zeroed memory (not written here for `f32` and `f64`).
+///
+/// # Errors
+/// The allocator's refusal.
+pub fn try_take_zeroed<T: Scalar>(len: usize) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let (mut v, kept) = try_take(len, T::zero())?;
+    if kept {
+        v.fill(T::zero());
+    }
+    Ok(v)
+}
+
+/// [`try_take_buffer`], and whether the buffer was a kept one.
+fn try_take<T: Copy + 'static>(
+    len: usize,
+    fill: T,
+) -> Result<(Vec<T>, bool), std::collections::TryReserveError> {
     let bytes = len.saturating_mul(size_of::<T>());
     let kept = (bytes >= POOL_MIN_BYTES)
         .then(|| {
@@ -77,13 +103,11 @@ pub fn try_take_buffer<T: Copy + 'static>(
             })
         })
         .flatten();
-    let mut v = match kept {
-        Some(v) => *v,
-        None => {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len)?;
-            v
-        }
+    let Some(mut v) = kept.map(|v| *v) else {
+        // Whether the allocator can give it (a refusal is an error, not an abort), then the
+        // buffer itself (`vec!` may take zeroed pages instead of writing `fill`).
+        Vec::<T>::new().try_reserve_exact(len)?;
+        return Ok((vec![fill; len], false));
     };
     if v.len() >= len {
         v.truncate(len);
@@ -91,7 +115,7 @@ pub fn try_take_buffer<T: Copy + 'static>(
         v.try_reserve_exact(len - v.len())?;
         v.resize(len, fill);
     }
-    Ok(v)
+    Ok((v, true))
 }
 
 /// Hands a buffer back to this thread's pool (kept if it is large enough and among the
@@ -157,6 +181,21 @@ mod tests {
         // A kept buffer is reused.
         let w = try_take_buffer(POOL_MIN_BYTES - 1, 0u8).unwrap();
         assert_eq!(w.len(), POOL_MIN_BYTES - 1);
+        release_buffers();
+    }
+
+    #[test]
+    fn zeroed_buffers_are_zeros_whether_new_or_kept() {
+        release_buffers();
+        let v = try_take_zeroed::<f64>(POOL_MIN_BYTES).unwrap();
+        assert!(v.len() == POOL_MIN_BYTES && v.iter().all(|&x| x == 0.0));
+        let mut dirty = v;
+        dirty.fill(3.0);
+        let ptr = dirty.as_ptr();
+        recycle(dirty);
+        let w = try_take_zeroed::<f64>(POOL_MIN_BYTES - 8).unwrap();
+        assert_eq!(w.as_ptr(), ptr, "the kept buffer");
+        assert!(w.iter().all(|&x| x == 0.0));
         release_buffers();
     }
 

@@ -6,10 +6,10 @@ use crate::api::{LuAlgorithm, LuParams};
 use crate::factor::Pivoting;
 use crate::LuError;
 use redblue_comm::CommStats;
-use redblue_dist::BlockCyclic;
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix};
 use redblue_pipeline::{
-    choose_width, estimated_words, factor_costs, plan_grid, planned_words, widths, Geometry,
-    LookAhead, TileGrid,
+    choose_width, estimated_words, factor_costs, grid_of_layout, plan_grid, planned_words, widths,
+    Geometry, LookAhead, TileGrid,
 };
 
 /// A factorisation planned before anything is allocated — the plan convention of redblue's
@@ -95,6 +95,63 @@ impl LuPlan {
             grid,
             block,
             look_ahead: params.look_ahead,
+        })
+    }
+
+    /// The plan for the `m × n` matrix `layout` holds (a ScaLAPACK array's submatrix): on
+    /// `layout`'s own grid with its blocks as the tiles when that makes its distribution the
+    /// plan's native one ([`grid_of_layout`]) — the matrix then moves only within each rank, in
+    /// and out — and that plan's model moves no more words per rank on average than
+    /// [`LuPlan::rect`]'s plus moving the matrix in and out, estimated as `M·N/P` words per rank
+    /// (about half of a rank's share each way on two ranks; the two layouts may share some
+    /// blocks); otherwise `rect`'s plan. Options that fix the grid, the layers or the tile
+    /// width keep `rect`'s plan.
+    ///
+    /// # Errors
+    /// As [`LuPlan::rect`].
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, Layout};
+    /// use redblue_lu::{LuParams, LuPlan};
+    ///
+    /// // ScaLAPACK's 1 × 2 grid, 64 × 64 blocks.
+    /// let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 1, 2).unwrap());
+    /// let plan = LuPlan::for_layout(4096, 4096, 2, &LuParams::default(), &layout).unwrap();
+    /// assert_eq!((plan.grid.to_string(), plan.block), ("1x2x1".to_string(), 64));
+    /// // Every element where it is: the transform in and out moves nothing between ranks.
+    /// let native = plan.native_layout().unwrap();
+    /// let at = |i, j| (layout.owner(i, j), layout.to_local(i, j));
+    /// assert!((0..4096).step_by(61).all(|i| (0..4096).step_by(67).all(|j| {
+    ///     at(i, j) == (native.owner(i, j), native.to_local(i, j))
+    /// })));
+    /// ```
+    pub fn for_layout(
+        m: usize,
+        n: usize,
+        p: usize,
+        params: &LuParams,
+        layout: &BlockCyclicSubmatrix,
+    ) -> Result<Self, LuError> {
+        let default = LuPlan::rect(m, n, p, params)?;
+        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
+            return Ok(default);
+        }
+        let Some((grid, nb)) = grid_of_layout(layout, false) else {
+            return Ok(default);
+        };
+        if grid.ranks() > p {
+            return Ok(default);
+        }
+        let here = params.clone().with_grid(grid).with_block(nb);
+        let Ok(here) = LuPlan::rect(m, n, p, &here) else {
+            return Ok(default);
+        };
+        let moves = (m as f64) * (n as f64) / default.ranks() as f64;
+        Ok(if here.average_words() <= default.average_words() + moves {
+            here
+        } else {
+            default
         })
     }
 

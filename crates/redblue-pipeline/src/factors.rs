@@ -12,8 +12,9 @@ use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{
-    transform, transform_triangle, BlockCyclic, BorrowedDistMatrix, BorrowedDistMatrixMut,
-    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
+    same_owners, transform, transform_triangle, BlockCyclic, BorrowedDistMatrix,
+    BorrowedDistMatrixMut, DistError, DistMatrix, DistMatrixMut, Layout, LocalBlock,
+    OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelError, KernelScalar, Par};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -314,6 +315,12 @@ impl<T: KernelScalar> TileFactors<T> {
             // put in `perm`'s order locally and the columns move as they are (a row-permuted
             // transform would plan and pack every row on its own).
             Some(perm) if self.geom.px == 1 => {
+                if op == Op::NoTrans && triangle.is_none() && same_owners(&layout, dst.layout()) {
+                    // Every element stays on its rank: straight from the tiles, in one pass.
+                    let blocks = dst.layout().blocks(comm.rank());
+                    write_rows_here(tiles, perm, &blocks, dst.local_mut());
+                    return Ok(());
+                }
                 let permuted = rows_in_order(tiles, perm);
                 let src = BorrowedDistMatrix::new(comm, layout, &permuted)?;
                 let done = put(comm, &src, op, dst, triangle);
@@ -446,6 +453,28 @@ fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
         }
     }
     out
+}
+
+/// The local array of `dst`'s `blocks` on this rank from the tiles of a grid of one process row
+/// that hold every element of them: row `i` of `dst` is the tiles' row `perm[i]`.
+fn write_rows_here<T: Scalar>(
+    tiles: &Tiles<T>,
+    perm: &[usize],
+    blocks: &[LocalBlock],
+    dst: &mut [T],
+) {
+    let ld = tiles.ld();
+    let at: Vec<usize> = perm.iter().map(|&r| tiles.row_position(r)).collect();
+    for b in blocks {
+        let at = &at[b.rows.clone()];
+        for j in b.cols.clone() {
+            let col = &tiles.data[tiles.col_pos(j) * ld..][..ld];
+            let out = &mut dst[b.local_index(b.rows.start, j)..][..at.len()];
+            for (x, &k) in out.iter_mut().zip(at) {
+                *x = col[k];
+            }
+        }
+    }
 }
 
 fn put<T, C, A, B>(

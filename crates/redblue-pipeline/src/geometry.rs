@@ -4,7 +4,7 @@
 //! and the grid.
 
 use crate::TileGrid;
-use redblue_dist::{BlockCyclic, DistError, GridOrder};
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, DistError, GridOrder};
 use std::ops::Range;
 
 /// The grid, the tile width and the matrix's shape: every placement decision of the
@@ -159,6 +159,35 @@ impl Geometry {
                 .with_order(GridOrder::ColMajor),
         )
     }
+}
+
+/// The one-layer grid and tile width whose layer layout ([`Geometry::layer_layout`]) puts every
+/// element of `layout` (a ScaLAPACK array's submatrix) on the rank that holds it there: the
+/// array's own process grid and blocks, when they are square, the submatrix starts at the
+/// array's origin, its first block is on process `(0, 0)` and the processes are numbered
+/// column-major as the layer's are (or form one row or one column). `transposed`: the same for
+/// the transposed matrix (the grid transposed, numbered row-major) — Cholesky's upper triangle,
+/// factored as the lower triangle of `Aᴴ`. `None` where the layout is not such a grid.
+///
+/// A factorisation planned on it moves the matrix only within each rank, in and out.
+pub fn grid_of_layout(
+    layout: &BlockCyclicSubmatrix,
+    transposed: bool,
+) -> Option<(TileGrid, usize)> {
+    let parent = layout.parent();
+    let ((mb, nb), (rows, cols)) = (parent.block_size(), parent.grid_shape());
+    let (px, py, order) = if transposed {
+        (cols, rows, GridOrder::RowMajor)
+    } else {
+        (rows, cols, GridOrder::ColMajor)
+    };
+    let (ri, ci) = layout.ranges();
+    let here = mb == nb
+        && ri.start == 0
+        && ci.start == 0
+        && parent.source() == (0, 0)
+        && (rows == 1 || cols == 1 || parent.order() == order);
+    here.then_some((TileGrid { px, py, c: 1 }, nb))
 }
 
 /// Part `i` of `len` items cut into `parts` contiguous near-equal parts (the first `len % parts`
@@ -365,12 +394,21 @@ impl<T: Copy> Tiles<T> {
             order.sort_unstable_by_key(|&k| rows[k]);
             order
         };
-        let orders: Vec<Vec<usize>> = self.orders.iter().map(|r| sorted_order(r)).collect();
-        let current = sorted_order(&self.rows);
+        // Each order with whether it moves any row (checked once, not once per column).
+        let with_moves = |order: Vec<usize>| {
+            let moves = order.iter().enumerate().any(|(a, &b)| a != b);
+            (order, moves)
+        };
+        let orders: Vec<_> = self
+            .orders
+            .iter()
+            .map(|r| with_moves(sorted_order(r)))
+            .collect();
+        let current = with_moves(sorted_order(&self.rows));
         let mut col = self.data[..ld.min(self.data.len())].to_vec();
         for (k, chunk) in self.data.chunks_exact_mut(ld).enumerate() {
-            let order = self.frozen.get(k).map_or(&current, |&o| &orders[o]);
-            if order.iter().enumerate().all(|(a, &b)| a == b) {
+            let (order, moves) = self.frozen.get(k).map_or(&current, |&o| &orders[o]);
+            if !moves {
                 continue;
             }
             for (dst, &src) in col.iter_mut().zip(order) {

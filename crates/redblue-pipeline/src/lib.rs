@@ -31,7 +31,9 @@ pub mod steps;
 
 pub use factors::TileFactors;
 pub use gather::Shares;
-pub use geometry::{gather_runs, mark_positions, part, scatter_runs, Geometry, Tiles};
+pub use geometry::{
+    gather_runs, grid_of_layout, mark_positions, part, scatter_runs, Geometry, Tiles,
+};
 pub use grid::{
     choose_grid, choose_width, estimated_words, leading_words, plan_grid, widths, GridError,
     TileGrid, PREFERRED_WIDTH, PREFERRED_WIDTH_2D, WIDTHS,

@@ -6,7 +6,7 @@
 
 use crate::geometry::Geometry;
 use redblue_comm::Communicator;
-use redblue_core::pool::try_take_buffer;
+use redblue_core::pool::{try_take_buffer, try_take_zeroed};
 use redblue_core::Scalar;
 use redblue_dist::memory::Refusals;
 use redblue_dist::DistError;
@@ -55,18 +55,20 @@ pub fn reserve<T: Scalar, C: Communicator>(
 ) -> Result<Reserved<T>, DistError> {
     let elem = std::mem::size_of::<T>() as f64;
     let mut refusals = Refusals::new();
-    let mut take = |len: usize| {
-        try_take_buffer(len, T::zero()).unwrap_or_else(|_| {
-            refusals.refused(len as f64 * elem);
-            Vec::new()
-        })
+    let mut refused = |len: usize| {
+        refusals.refused(len as f64 * elem);
+        Vec::new()
     };
-    let copy = take(copy_len);
-    let mut layer = match g.coords(comm.rank()) {
-        Some((x, y, z)) if z > 0 => take(g.owned_rows(x).len() * g.owned_cols(y).len()),
+    // The copy's contents are overwritten (a new buffer is not written here); the layer's
+    // tiles are zeros.
+    let copy = try_take_buffer(copy_len, T::zero()).unwrap_or_else(|_| refused(copy_len));
+    let layer = match g.coords(comm.rank()) {
+        Some((x, y, z)) if z > 0 => {
+            let len = g.owned_rows(x).len() * g.owned_cols(y).len();
+            try_take_zeroed(len).unwrap_or_else(|_| refused(len))
+        }
         _ => Vec::new(),
     };
-    layer.fill(T::zero());
     refusals.trial(working_bytes);
     refusals.agree(comm, "a factorisation's working buffers")?;
     Ok(Reserved { copy, layer })

@@ -12,7 +12,7 @@ use redblue_dist::{
     DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
 };
 use redblue_kernels::{KernelScalar, Par};
-use redblue_lu::{lu, LuError, LuFactors, LuParams, LuPlan};
+use redblue_lu::{lu_with, LuError, LuFactors, LuParams, LuPlan};
 
 /// Why a factorisation is passed on when redblue's working copies do not fit (agreed by every
 /// rank before any data moves).
@@ -134,7 +134,12 @@ fn factor_into<T: KernelScalar, C: Communicator>(
     let fac = {
         let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
             .or_serve()?;
-        match lu(comm, &view, &LuParams::default()) {
+        // On the caller's grid and blocks when they can be the factorisation's own: the
+        // matrix then moves only within each rank.
+        let (m, n) = layout.shape();
+        let planned = LuPlan::for_layout(m, n, comm.size(), &LuParams::default(), layout);
+        let done = planned.and_then(|plan| lu_with(comm, &plan, &view, Par::Seq));
+        match done {
             Ok(fac) => fac,
             Err(LuError::Singular { .. }) => return Ok(Err(Outcome::PassOn("a singular matrix"))),
             Err(LuError::NotFinite) => {

@@ -149,6 +149,40 @@ pub trait Layout: Clone + Debug + PartialEq + Send + Sync {
     }
 }
 
+/// Whether every element of a matrix has the same owner in `a` and `b` (layouts of one shape;
+/// `false` for shapes that differ): a transform between them moves nothing between ranks, only
+/// within each. Pure, so every rank finds the same answer; one check per cell of the two
+/// layouts' combined block grid.
+///
+/// # Examples
+/// ```
+/// use redblue_dist::{same_owners, BlockCyclic};
+///
+/// // 64- and 128-wide column blocks on one process row: 128-wide blocks cover two 64-wide
+/// // ones, which the 1 × 2 grid deals to different ranks.
+/// let narrow = BlockCyclic::new(512, 512, 64, 64, 1, 2).unwrap();
+/// let wide = BlockCyclic::new(512, 512, 128, 128, 1, 2).unwrap();
+/// assert!(!same_owners(&narrow, &wide));
+/// // Row blocks do not matter on one process row.
+/// let tall = BlockCyclic::new(512, 512, 512, 64, 1, 2).unwrap();
+/// assert!(same_owners(&narrow, &tall));
+/// ```
+pub fn same_owners(a: &impl Layout, b: &impl Layout) -> bool {
+    let merged = |x: &[usize], y: &[usize]| {
+        let mut s: Vec<usize> = x.iter().chain(y).copied().collect();
+        s.sort_unstable();
+        s.dedup();
+        s.pop();
+        s
+    };
+    let rows = merged(a.row_splits(), b.row_splits());
+    let cols = merged(a.col_splits(), b.col_splits());
+    a.shape() == b.shape()
+        && cols
+            .iter()
+            .all(|&j| rows.iter().all(|&i| a.owner(i, j) == b.owner(i, j)))
+}
+
 /// Whether `p` holds each of `0..len` once.
 pub(crate) fn is_permutation(p: &[usize], len: usize) -> bool {
     let mut seen = vec![false; len];

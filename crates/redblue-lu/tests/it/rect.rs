@@ -5,9 +5,9 @@
 
 use redblue_comm::{run_ranks, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar};
-use redblue_dist::{BlockCyclic, OwnedDistMatrix};
+use redblue_dist::{same_owners, BlockCyclic, BlockCyclicSubmatrix, GridOrder, OwnedDistMatrix};
 use redblue_kernels::{getrf, KernelScalar, MatMut, Par};
-use redblue_lu::{lu, lu_in_place, LuAlgorithm, LuParams, LuPlan, TileGrid};
+use redblue_lu::{lu, lu_in_place, lu_with, LuAlgorithm, LuParams, LuPlan, TileGrid};
 
 /// Element `(i, j)` of the random matrix `seed`: uniform in `[−1, 1)`, both parts.
 fn entry<T: Scalar>(i: usize, j: usize, seed: usize) -> T {
@@ -278,7 +278,8 @@ fn rectangular_errors_are_the_same_on_every_rank() {
 /// `write_factors` leaves in any layout what `packed()` with its rows in `perm`'s order holds:
 /// on grids of one process row (whose ranks put their rows in order locally), on layers, and
 /// on grids of several process rows; square, tall and wide; into block-cyclic layouts unlike
-/// the tiles.
+/// the tiles, and into the tiles' own distribution with padded local arrays (on one process
+/// row written straight from the tiles, every element staying on its rank).
 #[test]
 fn written_factors_are_the_packed_ones_in_lapacks_row_order() {
     let grids = [(1, 2, 1), (1, 3, 1), (1, 2, 2), (2, 1, 1), (2, 2, 1)];
@@ -287,25 +288,141 @@ fn written_factors_are_the_packed_ones_in_lapacks_row_order() {
         for (m, n) in [(23, 23), (31, 12), (9, 26)] {
             let grid = TileGrid { px, py, c };
             let pr = params(LuAlgorithm::Conflux, Some(grid), 4);
+            let unlike = BlockCyclic::new(m, n, 3, 5, p.min(2), p / p.min(2)).unwrap();
+            let tiles = BlockCyclic::new(m, n, 4, 4, px, py)
+                .unwrap()
+                .with_order(GridOrder::ColMajor);
+            let llds = (0..px * py).map(|r| tiles.lld(r) + 3).collect();
+            let padded = BlockCyclicSubmatrix::whole(tiles.clone(), llds).unwrap();
+            assert!(same_owners(&padded, &tiles) && !same_owners(&unlike, &tiles));
             let same = run_ranks(p, |comm| {
-                let layout = BlockCyclic::new(m, n, 3, 5, p.min(2), p / p.min(2)).unwrap();
                 let a =
-                    OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 7))
+                    OwnedDistMatrix::from_fn(&comm, unlike.clone(), |i, j| entry::<c64>(i, j, 7))
                         .unwrap();
                 let fac = lu(&comm, &a, &pr).unwrap();
-                let mut out = OwnedDistMatrix::zeros(&comm, layout).unwrap();
+                let mut out = OwnedDistMatrix::zeros(&comm, unlike.clone()).unwrap();
                 fac.write_factors(&comm, &mut out).unwrap();
+                let mut own = OwnedDistMatrix::zeros(&comm, padded.clone()).unwrap();
+                fac.write_factors(&comm, &mut own).unwrap();
                 let packed = fac.packed(&comm).unwrap();
                 let expected = packed.permute_rows(&comm, fac.perm()).unwrap();
                 (
                     out.gather(&comm, 0).unwrap(),
+                    own.gather(&comm, 0).unwrap(),
                     expected.gather(&comm, 0).unwrap(),
                 )
             });
-            let (Some(out), Some(expected)) = &same[0] else {
+            let (Some(out), Some(own), Some(expected)) = &same[0] else {
                 unreachable!("rank 0 gathers")
             };
             assert_eq!(out, expected, "{px}x{py}x{c}, {m}x{n}");
+            assert_eq!(
+                own, expected,
+                "{px}x{py}x{c}, {m}x{n}, the tiles' distribution"
+            );
         }
     }
+}
+
+/// A plan on the layout the matrix is in ([`LuPlan::for_layout`], ScaLAPACK's `1 × Q`, `P × 1`
+/// and column-major `2 × 2` grids; square, tall and wide): the matrix moves only within each
+/// rank, so every rank's counters are the factorisation's exact model, and `P·A = L·U`.
+/// Layouts that cannot be a plan's own, and options that fix the grid, keep `rect`'s plan.
+#[test]
+fn planned_on_the_callers_grid_the_matrix_moves_only_within_ranks() {
+    let nb = 8;
+    let default = LuParams::default();
+    for ((m, n), (pr, pc)) in [
+        ((60, 60), (1, 2)),
+        ((70, 33), (3, 1)),
+        ((33, 70), (1, 3)),
+        ((64, 64), (2, 2)),
+    ] {
+        let p = pr * pc;
+        let bc = BlockCyclic::new(m, n, nb, nb, pr, pc)
+            .unwrap()
+            .with_order(GridOrder::ColMajor);
+        let layout = BlockCyclicSubmatrix::from(bc);
+        let plan = LuPlan::for_layout(m, n, p, &default, &layout).unwrap();
+        let grid = TileGrid {
+            px: pr,
+            py: pc,
+            c: 1,
+        };
+        assert_eq!((plan.grid, plan.block), (grid, nb), "{m}x{n} on {pr}x{pc}");
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 3))
+                .unwrap();
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
+            let stats = comm.stats();
+            let mut out = OwnedDistMatrix::zeros(&comm, layout.clone()).unwrap();
+            fac.write_factors(&comm, &mut out).unwrap();
+            let expected = fac
+                .packed(&comm)
+                .unwrap()
+                .permute_rows(&comm, fac.perm())
+                .unwrap();
+            let same = out.gather(&comm, 0).unwrap() == expected.gather(&comm, 0).unwrap();
+            let (l, u) = (fac.lower(&comm).unwrap(), fac.upper(&comm).unwrap());
+            let g = [&a, &l, &u].map(|x| x.gather(&comm, 0).unwrap().unwrap_or_default());
+            (
+                stats,
+                fac.step_pivots().to_vec(),
+                same,
+                g,
+                fac.perm().to_vec(),
+                fac.ipiv(),
+            )
+        });
+        let model = plan.rank_costs_with(p, &out[0].1, 16);
+        for (r, (s, _, same, ..)) in out.iter().enumerate() {
+            let got = (s.words_sent, s.words_received, s.messages_sent);
+            let want = (
+                model[r].words_sent,
+                model[r].words_received,
+                model[r].messages_sent,
+            );
+            assert_eq!(got, want, "rank {r}, {m}x{n} on {pr}x{pc}");
+            assert!(
+                same,
+                "rank {r}: the factors written back, {m}x{n} on {pr}x{pc}"
+            );
+        }
+        let (_, _, _, [a, l, u], perm, ipiv) = out.into_iter().next().unwrap();
+        let g = Gathered {
+            a,
+            l,
+            u,
+            perm,
+            ipiv,
+        };
+        let res = residual(&g, (m, n));
+        assert!(res < 10.0, "{m}x{n} on {pr}x{pc}: residual {res}");
+    }
+    let kept = |layout: BlockCyclicSubmatrix, p: usize, params: &LuParams| {
+        let (m, n) = (60, 60);
+        let plan = LuPlan::for_layout(m, n, p, params, &layout).unwrap();
+        assert_eq!(plan, LuPlan::rect(m, n, p, params).unwrap(), "{layout:?}");
+    };
+    let bc = |mb, nb, pr, pc| BlockCyclic::new(60, 60, mb, nb, pr, pc).unwrap();
+    // Blocks not square; the first block on another grid column; a submatrix off the origin;
+    // a row-major 2 × 2 grid; a grid fixed by the options.
+    kept(BlockCyclicSubmatrix::from(bc(8, 4, 1, 2)), 2, &default);
+    kept(
+        BlockCyclicSubmatrix::from(bc(8, 8, 1, 2).with_source(0, 1).unwrap()),
+        2,
+        &default,
+    );
+    let big = BlockCyclic::new(68, 68, 8, 8, 1, 2).unwrap();
+    let llds = (0..2).map(|r| big.lld(r)).collect();
+    kept(
+        BlockCyclicSubmatrix::new(big, 8..68, 8..68, llds).unwrap(),
+        2,
+        &default,
+    );
+    kept(BlockCyclicSubmatrix::from(bc(8, 8, 2, 2)), 4, &default);
+    let fixed = default.clone().with_grid(TileGrid { px: 2, py: 1, c: 1 });
+    kept(BlockCyclicSubmatrix::from(bc(8, 8, 1, 2)), 2, &fixed);
 }
