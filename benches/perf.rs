@@ -159,7 +159,14 @@ fn lu_vs_getrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -
         let params = params.clone();
         let ours: Arm = Box::new(move |comm| {
             let copy = a.clone();
-            timed(comm, || drop(lu_in_place(comm, copy, &params).unwrap()))
+            // The factors settled, as `getrf` leaves them finished (rows in order, layers
+            // gathered).
+            timed(comm, || {
+                lu_in_place(comm, copy, &params)
+                    .unwrap()
+                    .settle(comm)
+                    .unwrap()
+            })
         });
         let kernel = kernel_arm(input.clone(), |m| {
             drop(getrf(m.as_mut(), Par::Threads(2)).unwrap())
@@ -182,7 +189,8 @@ fn cholesky_vs_potrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: 
         let ours: Arm = Box::new(move |comm| {
             let copy = a.clone();
             timed(comm, || {
-                drop(cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap())
+                let factor = cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap();
+                factor.settle(comm).unwrap()
             })
         });
         let kernel = kernel_arm(input.clone(), |m| {

@@ -280,7 +280,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     let mut hooks = Chox::new(plan.model());
     let done = run(comm, &geom, local, &mut hooks, options)?;
     if let Some(why) = done.stopped {
-        recycle(done.local);
+        recycle(done.tiles.data);
         return Err(match why {
             Stopped::NotFinite => CholeskyError::NotFinite,
             Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
@@ -553,6 +553,18 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
     /// `bytes` bytes: the solve, and the gathering of the factor if no call has done it yet.
     pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
         self.factors.solve_costs(p, nrhs, bytes)
+    }
+
+    /// Brings the layers' shares of the factor to layer 0 now rather than at the first call
+    /// needing it whole, which does it otherwise (its rows are never interchanged, so they are
+    /// in the layout's order already). A timing of the factorisation alone, set against a
+    /// single-process `potrf` that leaves a finished factor, includes it.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn settle<C: Communicator>(&self, comm: &C) -> Result<(), CholeskyError> {
+        Ok(self.factors.settle(comm)?)
     }
 
     /// Every rank's counters for bringing the layers' shares of the factor to layer 0, which

@@ -580,6 +580,21 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
         Ok(())
     }
 
+    /// Brings the factors into the form their uses read now rather than at the first use,
+    /// which does it otherwise: each tile column's rows in the layout's order (the steps leave
+    /// them in the order of their last interchanges) and the layers' shares on layer 0. A
+    /// timing of the factorisation alone, set against a single-process `getrf` that leaves
+    /// finished factors, includes it; [`LuFactors::write_factors`] into a layout whose every
+    /// element the tiles' rank holds, on one process row, reads the rows where they are and
+    /// needs none of it.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn settle<C: Communicator>(&self, comm: &C) -> Result<(), LuError> {
+        Ok(self.factors.settle(comm)?)
+    }
+
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
     /// shares of the factors to layer 0, which the first of [`LuFactors::packed`],
     /// [`LuFactors::lower`], [`LuFactors::upper`] or [`LuFactors::solve`] does: zero once done,

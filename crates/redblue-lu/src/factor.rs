@@ -81,7 +81,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let done = run(comm, g, local, &mut hooks, options)?;
     match done.stopped {
         Some(why) => {
-            recycle(done.local);
+            recycle(done.tiles.data);
             Err(match why {
                 Stopped::NotFinite => LuError::NotFinite,
                 Stopped::Column(column) => LuError::Singular { column },

@@ -32,6 +32,10 @@ pub struct TileFactors<T: Scalar> {
     tiles: Mutex<Tiles<T>>,
     /// Whether layer 0's tiles hold the whole factors (always with one layer).
     gathered: AtomicBool,
+    /// Whether this rank's tiles hold their rows in the layout's order: the steps leave each
+    /// column's rows in the order of its last row swaps, and the first call that needs the
+    /// tiles as the layout's local array puts them in order ([`Tiles::sort_rows`]).
+    sorted: AtomicBool,
     /// Whether this rank's tiles are layer 0's (or it is off the grid).
     on_layer_0: bool,
     /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
@@ -82,12 +86,10 @@ impl<T: KernelScalar> TileFactors<T> {
     /// The factors [`crate::run()`] left on `rank`; their solves run on `par` threads (the
     /// factorisation's).
     pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>, par: Par) -> Self {
-        let tiles = match geom.coords(rank) {
-            Some((x, y, _)) => Tiles::new(&geom, x, y, run.local),
-            None => Tiles::empty(&geom),
-        };
+        let tiles = run.tiles;
         TileFactors {
             triangles,
+            sorted: AtomicBool::new(tiles.rows_sorted()),
             tiles: Mutex::new(tiles),
             gathered: AtomicBool::new(geom.c == 1),
             on_layer_0: geom.coords(rank).is_none_or(|(_, _, z)| z == 0),
@@ -177,8 +179,12 @@ impl<T: KernelScalar> TileFactors<T> {
             .map(|t| perm[geom.panel(t)].to_vec())
             .collect();
         let (local, blocks) = diagonal_blocks(comm, &geom, &pivots, local)?;
+        let tiles = match geom.coords(rank) {
+            Some((x, y, _)) => Tiles::new(&geom, x, y, local),
+            None => Tiles::empty(&geom),
+        };
         let run = Run {
-            local,
+            tiles,
             pivots,
             blocks,
             max_input: 0.0,
@@ -217,12 +223,43 @@ impl<T: KernelScalar> TileFactors<T> {
         f: impl FnOnce(&Tiles<T>) -> Result<R, E>,
     ) -> Result<R, E> {
         let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.sorted.load(Ordering::Acquire) {
+            tiles.sort_rows();
+            self.sorted.store(true, Ordering::Release);
+        }
         if !self.gathered.load(Ordering::Acquire) {
             let moves = gather_moves(&self.geom, &self.pivots, self.shares());
             exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| *tiles.at(i, j) = v);
             self.gathered.store(true, Ordering::Release);
         }
         f(if self.on_layer_0 { &tiles } else { &self.empty })
+    }
+
+    /// Brings the factors into the form their uses read now rather than at the first use: the
+    /// rows of every tile column in the layout's order, the layers' shares on layer 0. A timing
+    /// of the factorisation alone (as a single-process `getrf` or `potrf` leaves its factors)
+    /// includes it.
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication failure.
+    pub fn settle<C: Communicator>(&self, comm: &C) -> Result<(), CommError> {
+        self.with_layer_0(comm, |_| Ok(()))
+    }
+
+    /// [`TileFactors::with_layer_0`] on a single layer, without putting the rows in order
+    /// first: `f` reads each tile column in the row order it has ([`Tiles::positions_of`]).
+    /// With layers, the tiles `with_layer_0` gives.
+    fn with_tiles_as_left<C: Communicator, R, E: From<CommError>>(
+        &self,
+        comm: &C,
+        f: impl FnOnce(&Tiles<T>) -> Result<R, E>,
+    ) -> Result<R, E> {
+        if self.geom.c > 1 {
+            return self.with_layer_0(comm, f);
+        }
+        let tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
+        f(&tiles)
     }
 
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
@@ -310,17 +347,21 @@ impl<T: KernelScalar> TileFactors<T> {
         B: DistMatrixMut<T> + ?Sized,
     {
         let layout = self.geom.layer_layout()?;
+        let here = op == Op::NoTrans && triangle.is_none() && same_owners(&layout, dst.layout());
+        if let (Some(perm), true, 1) = (perm, here, self.geom.px) {
+            // One process row, every element staying on its rank: straight from the tiles in
+            // one pass, each column read in the row order the steps left it.
+            return self.with_tiles_as_left(comm, |tiles| {
+                let blocks = dst.layout().blocks(comm.rank());
+                write_rows_here(tiles, perm, &blocks, dst.local_mut());
+                Ok(())
+            });
+        }
         self.with_layer_0(comm, |tiles| match perm {
             // One process row: every rank holding tiles holds whole columns, so the rows are
             // put in `perm`'s order locally and the columns move as they are (a row-permuted
             // transform would plan and pack every row on its own).
             Some(perm) if self.geom.px == 1 => {
-                if op == Op::NoTrans && triangle.is_none() && same_owners(&layout, dst.layout()) {
-                    // Every element stays on its rank: straight from the tiles, in one pass.
-                    let blocks = dst.layout().blocks(comm.rank());
-                    write_rows_here(tiles, perm, &blocks, dst.local_mut());
-                    return Ok(());
-                }
                 let permuted = rows_in_order(tiles, perm);
                 let src = BorrowedDistMatrix::new(comm, layout, &permuted)?;
                 let done = put(comm, &src, op, dst, triangle);
@@ -456,7 +497,8 @@ fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
 }
 
 /// The local array of `dst`'s `blocks` on this rank from the tiles of a grid of one process row
-/// that hold every element of them: row `i` of `dst` is the tiles' row `perm[i]`.
+/// that hold every element of them, each column in whatever row order it has: row `i` of `dst`
+/// is the tiles' row `perm[i]`.
 fn write_rows_here<T: Scalar>(
     tiles: &Tiles<T>,
     perm: &[usize],
@@ -464,11 +506,12 @@ fn write_rows_here<T: Scalar>(
     dst: &mut [T],
 ) {
     let ld = tiles.ld();
-    let at: Vec<usize> = perm.iter().map(|&r| tiles.row_position(r)).collect();
+    let positions = tiles.positions_of(perm);
     for b in blocks {
-        let at = &at[b.rows.clone()];
         for j in b.cols.clone() {
-            let col = &tiles.data[tiles.col_pos(j) * ld..][..ld];
+            let k = tiles.col_pos(j);
+            let at = &positions.column(k)[b.rows.clone()];
+            let col = &tiles.data[k * ld..][..ld];
             let out = &mut dst[b.local_index(b.rows.start, j)..][..at.len()];
             for (x, &k) in out.iter_mut().zip(at) {
                 *x = col[k];

@@ -190,6 +190,20 @@ pub fn grid_of_layout(
     here.then_some((TileGrid { px, py, c: 1 }, nb))
 }
 
+/// Where some global rows sit in each local column of [`Tiles`] ([`Tiles::positions_of`]).
+#[derive(Clone, Debug)]
+pub struct RowPositions {
+    lists: Vec<Vec<usize>>,
+    of_column: Vec<usize>,
+}
+
+impl RowPositions {
+    /// The local positions of the rows in local column `k`.
+    pub fn column(&self, k: usize) -> &[usize] {
+        &self.lists[self.of_column[k]]
+    }
+}
+
 /// Part `i` of `len` items cut into `parts` contiguous near-equal parts (the first `len % parts`
 /// one longer).
 pub fn part(len: usize, parts: usize, i: usize) -> Range<usize> {
@@ -380,6 +394,30 @@ impl<T: Copy> Tiles<T> {
             self.orders.push(self.rows.clone());
             self.frozen.resize(upto, self.orders.len() - 1);
         }
+    }
+
+    /// Whether every local column holds its rows in ascending global order (the local array
+    /// of the layout): nothing frozen, and the rows in order.
+    pub fn rows_sorted(&self) -> bool {
+        self.frozen.is_empty() && self.rows.is_sorted()
+    }
+
+    /// Where the global `rows` (held here) sit in each local column, whatever order the
+    /// column keeps (frozen columns theirs): a list per row order, `rows.len()` positions
+    /// each, and which list each local column reads.
+    pub fn positions_of(&self, rows: &[usize]) -> RowPositions {
+        let mut lists: Vec<Vec<usize>> = Vec::with_capacity(self.orders.len() + 1);
+        let mut pos = vec![usize::MAX; self.row_pos.len()];
+        for order in &self.orders {
+            mark_positions(&mut pos, order);
+            lists.push(rows.iter().map(|&r| pos[r]).collect());
+        }
+        lists.push(rows.iter().map(|&r| self.row_pos[r]).collect());
+        let current = lists.len() - 1;
+        let of_column = (0..self.cols.len())
+            .map(|k| self.frozen.get(k).copied().unwrap_or(current))
+            .collect();
+        RowPositions { lists, of_column }
     }
 
     /// Puts every local column's rows back in ascending global order (the local array of the

@@ -32,7 +32,7 @@ pub mod steps;
 pub use factors::TileFactors;
 pub use gather::Shares;
 pub use geometry::{
-    gather_runs, grid_of_layout, mark_positions, part, scatter_runs, Geometry, Tiles,
+    gather_runs, grid_of_layout, mark_positions, part, scatter_runs, Geometry, RowPositions, Tiles,
 };
 pub use grid::{
     choose_grid, choose_width, estimated_words, leading_words, plan_grid, widths, GridError,

@@ -624,9 +624,10 @@ pub enum Stopped {
 
 /// What [`run`] leaves on one rank.
 pub struct Run<T> {
-    /// Layer 0's local array of the factors (this rank's layer's, with its shares, off layer
-    /// 0; empty off the grid), rows in the layout's order.
-    pub local: Vec<T>,
+    /// This rank's tiles of the factors: layer 0's (this rank's layer's, with its shares, off
+    /// layer 0; none off the grid), each column's rows in the order the steps left them
+    /// ([`Tiles::sort_rows`] puts them in the layout's order).
+    pub tiles: Tiles<T>,
     /// Every step's rows (pivot rows), the same on every rank.
     pub pivots: Vec<Vec<usize>>,
     /// Every step's factored block, kept on the layer-0 ranks of grid row `t mod Px` for the
@@ -734,7 +735,7 @@ where
     st.stop_at = (check[2] > 0.0).then(|| g.n - check[2] as usize);
     if check[0] > 0.0 {
         return Ok(Run {
-            local: std::mem::take(&mut st.tiles.data),
+            tiles: st.tiles,
             pivots: Vec::new(),
             blocks: Vec::new(),
             max_input,
@@ -768,14 +769,11 @@ where
     ];
     comm.all_reduce_in_place(&mut agreed, ReduceOp::Max)?;
     let stopped = (agreed[1] > 0.0).then(|| Stopped::Column(agreed[1] as usize - 1));
-    if stopped.is_none() {
-        st.tiles.sort_rows();
-        if g.ranks() < comm.size() {
-            share_pivots(comm, g, &algo.model(), &mut out.pivots)?;
-        }
+    if stopped.is_none() && g.ranks() < comm.size() {
+        share_pivots(comm, g, &algo.model(), &mut out.pivots)?;
     }
     Ok(Run {
-        local: std::mem::take(&mut st.tiles.data),
+        tiles: st.tiles,
         pivots: out.pivots,
         blocks: out.blocks,
         max_input,

@@ -300,10 +300,12 @@ fn written_factors_are_the_packed_ones_in_lapacks_row_order() {
                     OwnedDistMatrix::from_fn(&comm, unlike.clone(), |i, j| entry::<c64>(i, j, 7))
                         .unwrap();
                 let fac = lu(&comm, &a, &pr).unwrap();
-                let mut out = OwnedDistMatrix::zeros(&comm, unlike.clone()).unwrap();
-                fac.write_factors(&comm, &mut out).unwrap();
+                // First into the tiles' own distribution: on one process row, from the rows
+                // where the steps left them (not yet put in order).
                 let mut own = OwnedDistMatrix::zeros(&comm, padded.clone()).unwrap();
                 fac.write_factors(&comm, &mut own).unwrap();
+                let mut out = OwnedDistMatrix::zeros(&comm, unlike.clone()).unwrap();
+                fac.write_factors(&comm, &mut out).unwrap();
                 let packed = fac.packed(&comm).unwrap();
                 let expected = packed.permute_rows(&comm, fac.perm()).unwrap();
                 (
