@@ -308,9 +308,20 @@ impl<T: Scalar> GatherPlan<T> {
         self.slabs.is_some() && self.op == Op::NoTrans
     }
 
-    /// Elements this rank receives (its own pieces included), the length `post` needs.
+    /// The room each rank's pieces take in the received buffer, in rank order: their
+    /// elements, my own included (copied there at [`finish`](Self::finish)) unless they are
+    /// read where they are.
+    fn recv_chunks(&self) -> Vec<usize> {
+        let mut chunks = self.recv_counts.clone();
+        if self.own_in_x() {
+            chunks[self.me] = 0;
+        }
+        chunks
+    }
+
+    /// The length of the received buffer `post` needs.
     pub(crate) fn recv_len(&self) -> usize {
-        self.recv_counts.iter().sum()
+        self.recv_chunks().iter().sum()
     }
 
     /// Runs the gather now ([`post`](Self::post), wait, [`finish`](Self::finish)); `x` is the
@@ -371,7 +382,7 @@ impl<T: Scalar> GatherPlan<T> {
             .collect();
         let send_at: Vec<usize> = offsets(&packed);
         let mut rest = recv;
-        for (src, &count) in self.recv_counts.iter().enumerate() {
+        for (src, &count) in self.recv_chunks().iter().enumerate() {
             let (chunk, tail) = rest.split_at_mut(count);
             rest = tail;
             if count == 0 {
@@ -493,6 +504,8 @@ fn slabs(
     for (src, pieces) in from.iter().enumerate() {
         for (i, (pr, pc)) in pieces.iter().enumerate() {
             let (rows_in, cols_in) = (relative(pr, rows.start), relative(pc, cols.start));
+            // My own pieces, untransposed, are read in my buffer and take no room in the
+            // received one.
             out.push(if src == me && op == Op::NoTrans {
                 let block = &own[i].0;
                 Slab {
@@ -503,15 +516,16 @@ fn slabs(
                     ld: block.ld,
                 }
             } else {
+                let offset = at;
+                at += pr.len() * pc.len();
                 Slab {
                     rows: rows_in,
                     cols: cols_in,
                     in_x: false,
-                    offset: at,
+                    offset,
                     ld: pr.len(),
                 }
             });
-            at += pr.len() * pc.len();
         }
     }
     out.sort_by_key(|s| (s.cols.start, s.rows.start));
@@ -736,6 +750,8 @@ mod tests {
             (slabs[1].cols.clone(), slabs[1].rows.clone()),
             (256..512, 0..40)
         );
+        // The received slab alone takes room in the received buffer, from its start.
+        assert_eq!((slabs[1].offset, g.recv_len()), (0, 40 * 256));
         // Shallower than MIN_SLAB_DEPTH: assembled.
         let layout = redblue_dist::GridLayout::even(40, 256, 1, 2).unwrap();
         let needs = vec![(0..40, 0..256); 2];
