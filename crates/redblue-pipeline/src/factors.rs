@@ -498,7 +498,8 @@ fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
 
 /// The local array of `dst`'s `blocks` on this rank from the tiles of a grid of one process row
 /// that hold every element of them, each column in whatever row order it has: row `i` of `dst`
-/// is the tiles' row `perm[i]`.
+/// is the tiles' row `perm[i]`. Column by column, ascending, through the blocks of each block
+/// column (`blocks` in column-major block order), so that each row order is looked up once.
 fn write_rows_here<T: Scalar>(
     tiles: &Tiles<T>,
     perm: &[usize],
@@ -506,17 +507,28 @@ fn write_rows_here<T: Scalar>(
     dst: &mut [T],
 ) {
     let ld = tiles.ld();
-    let positions = tiles.positions_of(perm);
-    for b in blocks {
-        for j in b.cols.clone() {
+    let mut positions = tiles.positions_of(perm);
+    let mut first = 0;
+    while first < blocks.len() {
+        let cols = blocks[first].cols.clone();
+        let end = first
+            + blocks[first..]
+                .iter()
+                .take_while(|b| b.cols == cols)
+                .count();
+        for j in cols {
             let k = tiles.col_pos(j);
-            let at = &positions.column(k)[b.rows.clone()];
+            let at = positions.column(k);
             let col = &tiles.data[k * ld..][..ld];
-            let out = &mut dst[b.local_index(b.rows.start, j)..][..at.len()];
-            for (x, &k) in out.iter_mut().zip(at) {
-                *x = col[k];
+            for b in &blocks[first..end] {
+                let at = &at[b.rows.clone()];
+                let out = &mut dst[b.local_index(b.rows.start, j)..][..at.len()];
+                for (x, &r) in out.iter_mut().zip(at) {
+                    *x = col[r];
+                }
             }
         }
+        first = end;
     }
 }
 

@@ -191,16 +191,38 @@ pub fn grid_of_layout(
 }
 
 /// Where some global rows sit in each local column of [`Tiles`] ([`Tiles::positions_of`]).
+/// Columns that share a row order share the answer, which is kept until a column of another
+/// order is asked for: ask in ascending column order and each order is worked out once.
 #[derive(Clone, Debug)]
-pub struct RowPositions {
-    lists: Vec<Vec<usize>>,
-    of_column: Vec<usize>,
+pub struct RowPositions<'t> {
+    orders: &'t [Vec<usize>],
+    frozen: &'t [usize],
+    row_pos: &'t [usize],
+    rows: &'t [usize],
+    /// Scratch: global row → position in a frozen order.
+    pos: Vec<usize>,
+    /// Whose positions `list` holds: a frozen order (`Some(Some(o))`) or the current one.
+    cached: Option<Option<usize>>,
+    list: Vec<usize>,
 }
 
-impl RowPositions {
+impl RowPositions<'_> {
     /// The local positions of the rows in local column `k`.
-    pub fn column(&self, k: usize) -> &[usize] {
-        &self.lists[self.of_column[k]]
+    pub fn column(&mut self, k: usize) -> &[usize] {
+        let order = self.frozen.get(k).copied();
+        if self.cached != Some(order) {
+            self.list.clear();
+            match order {
+                Some(o) => {
+                    self.pos.resize(self.row_pos.len(), usize::MAX);
+                    mark_positions(&mut self.pos, &self.orders[o]);
+                    self.list.extend(self.rows.iter().map(|&r| self.pos[r]));
+                }
+                None => self.list.extend(self.rows.iter().map(|&r| self.row_pos[r])),
+            }
+            self.cached = Some(order);
+        }
+        &self.list
     }
 }
 
@@ -403,21 +425,18 @@ impl<T: Copy> Tiles<T> {
     }
 
     /// Where the global `rows` (held here) sit in each local column, whatever order the
-    /// column keeps (frozen columns theirs): a list per row order, `rows.len()` positions
-    /// each, and which list each local column reads.
-    pub fn positions_of(&self, rows: &[usize]) -> RowPositions {
-        let mut lists: Vec<Vec<usize>> = Vec::with_capacity(self.orders.len() + 1);
-        let mut pos = vec![usize::MAX; self.row_pos.len()];
-        for order in &self.orders {
-            mark_positions(&mut pos, order);
-            lists.push(rows.iter().map(|&r| pos[r]).collect());
+    /// column keeps (frozen columns theirs), asked column by column
+    /// ([`RowPositions::column`]).
+    pub fn positions_of<'t>(&'t self, rows: &'t [usize]) -> RowPositions<'t> {
+        RowPositions {
+            orders: &self.orders,
+            frozen: &self.frozen,
+            row_pos: &self.row_pos,
+            rows,
+            pos: Vec::new(),
+            cached: None,
+            list: Vec::new(),
         }
-        lists.push(rows.iter().map(|&r| self.row_pos[r]).collect());
-        let current = lists.len() - 1;
-        let of_column = (0..self.cols.len())
-            .map(|k| self.frozen.get(k).copied().unwrap_or(current))
-            .collect();
-        RowPositions { lists, of_column }
     }
 
     /// Puts every local column's rows back in ascending global order (the local array of the
