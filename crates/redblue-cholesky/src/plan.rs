@@ -251,12 +251,9 @@ impl CholeskyPlan {
         if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
             return Ok(default);
         }
-        let Some((grid, nb)) = grid_of_layout(layout, uplo == Uplo::Upper) else {
+        let Some((grid, nb)) = grid_of_layout(layout, uplo == Uplo::Upper, p) else {
             return Ok(default);
         };
-        if grid.ranks() > p {
-            return Ok(default);
-        }
         let here = params.clone().with_grid(grid).with_block(nb);
         let Ok(here) = CholeskyPlan::new(n, p, &here) else {
             return Ok(default);

@@ -137,12 +137,9 @@ impl LuPlan {
         if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
             return Ok(default);
         }
-        let Some((grid, nb)) = grid_of_layout(layout, false) else {
+        let Some((grid, nb)) = grid_of_layout(layout, false, p) else {
             return Ok(default);
         };
-        if grid.ranks() > p {
-            return Ok(default);
-        }
         let here = params.clone().with_grid(grid).with_block(nb);
         let Ok(here) = LuPlan::rect(m, n, p, &here) else {
             return Ok(default);

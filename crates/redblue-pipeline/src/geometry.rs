@@ -167,12 +167,14 @@ impl Geometry {
 /// array's origin, its first block is on process `(0, 0)` and the processes are numbered
 /// column-major as the layer's are (or form one row or one column). `transposed`: the same for
 /// the transposed matrix (the grid transposed, numbered row-major) — Cholesky's upper triangle,
-/// factored as the lower triangle of `Aᴴ`. `None` where the layout is not such a grid.
+/// factored as the lower triangle of `Aᴴ`. `None` where the layout is not such a grid, or its
+/// grid has more than `p` ranks.
 ///
 /// A factorisation planned on it moves the matrix only within each rank, in and out.
 pub fn grid_of_layout(
     layout: &BlockCyclicSubmatrix,
     transposed: bool,
+    p: usize,
 ) -> Option<(TileGrid, usize)> {
     let parent = layout.parent();
     let ((mb, nb), (rows, cols)) = (parent.block_size(), parent.grid_shape());
@@ -186,7 +188,8 @@ pub fn grid_of_layout(
         && ri.start == 0
         && ci.start == 0
         && parent.source() == (0, 0)
-        && (rows == 1 || cols == 1 || parent.order() == order);
+        && (rows == 1 || cols == 1 || parent.order() == order)
+        && px * py <= p;
     here.then_some((TileGrid { px, py, c: 1 }, nb))
 }
 
