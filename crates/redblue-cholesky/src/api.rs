@@ -5,12 +5,13 @@ use crate::factor::Chox;
 use crate::plan::CholeskyPlan;
 use crate::{CholeskyError, CholeskyParams};
 use redblue_comm::{CommStats, Communicator};
-use redblue_core::pool::recycle;
 use redblue_core::{Op, Scalar, Uplo};
-use redblue_dist::{transform, BlockCyclic, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix};
+use redblue_dist::{
+    same_local_arrays, transform, BlockCyclic, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
+};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{reserve, run, RunOptions, Stopped, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, run, RunOptions, Stopped, Storage, TileFactors, TileGrid};
 
 /// `A = L·Lᴴ` (`uplo = Lower`) or `A = Uᴴ·U` (`Upper`) of a Hermitian positive definite
 /// matrix in any layout, on every rank of `comm`, of which only the `uplo` triangle is read
@@ -216,6 +217,98 @@ where
     )
 }
 
+/// [`cholesky_with`], the factor written over the `uplo` triangle of `a` itself, as
+/// ScaLAPACK's `p?potrf` leaves it: `L` in the lower triangle for `Uplo::Lower`, `U = Lᴴ` in
+/// the upper for `Uplo::Upper`, diagonal included; the other triangle is neither read nor
+/// written. Factored where it is, with no copy in or out, when `uplo` is `Lower`, the plan has
+/// one layer and `a`'s local arrays are the plan's native ones
+/// ([`same_local_arrays`] with [`CholeskyPlan::native_layout`]: what
+/// [`CholeskyPlan::for_layout`] plans for a ScaLAPACK array whose leading dimension is its
+/// local rows); otherwise copied in, factored and written back
+/// ([`CholeskyFactor::write_factor`]).
+///
+/// # Collective
+/// # Errors
+/// As [`cholesky_with`]. Every error leaves `a` as it was, but
+/// [`CholeskyError::NotPositiveDefinite`] in place: the triangle is then left part-way, as
+/// ScaLAPACK's `p?potrf` leaves it with `info > 0`.
+///
+/// # Examples
+/// ```
+/// use redblue_cholesky::{cholesky_overwrite, CholeskyParams, CholeskyPlan};
+/// use redblue_comm::run_ranks;
+/// use redblue_core::Uplo;
+/// use redblue_dist::{DistMatrix, OwnedDistMatrix};
+/// use redblue_kernels::Par;
+///
+/// let n = 48;
+/// let plan = CholeskyPlan::new(n, 2, &CholeskyParams::default().with_block(8)).unwrap();
+/// let kept = run_ranks(2, |comm| {
+///     // The upper triangle holds NaN: neither read nor written.
+///     let mut a = OwnedDistMatrix::from_fn(&comm, plan.native_layout().unwrap(), |i, j| {
+///         if i == j { 4.0 } else if i > j { 1.0 / (1.0 + (i + j) as f64) } else { f64::NAN }
+///     })
+///     .unwrap();
+///     cholesky_overwrite(&comm, &plan, &mut a, Uplo::Lower, Par::Seq).unwrap();
+///     let mut kept = true;
+///     a.for_each_local(|i, j, x| kept &= if i < j { x.is_nan() } else { x.is_finite() });
+///     kept
+/// });
+/// assert_eq!(kept, vec![true; 2]);
+/// ```
+pub fn cholesky_overwrite<T, C, A>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    a: &mut A,
+    uplo: Uplo,
+    par: Par,
+) -> Result<(), CholeskyError>
+where
+    T: KernelScalar,
+    C: Communicator,
+    A: DistMatrixMut<T> + ?Sized,
+{
+    check_plan(comm, plan, a.shape(), a.layout().nranks())?;
+    let native = plan.native_layout()?;
+    if uplo != Uplo::Lower || plan.grid.c != 1 || !same_local_arrays(a.layout(), &native) {
+        let factor = cholesky_with(comm, plan, &*a, uplo, par)?;
+        return factor.write_factor(comm, a);
+    }
+    let geom = plan.geometry();
+    let working = plan.working_bytes(size_of::<T>());
+    let reserved = reserve::<T, _>(comm, &geom, 0, working)?;
+    // The same local arrays: this rank's first `len` elements are its tiles.
+    let len = native.local_len(comm.rank());
+    let local = reserved.input(&mut a.local_mut()[..len]);
+    let options = RunOptions {
+        par,
+        look_ahead: plan.look_ahead,
+    };
+    let mut done = run(
+        comm,
+        &geom,
+        local,
+        &mut Chox::new(plan.model(), plan.check_finite),
+        options,
+    )?;
+    if let Some(why) = done.stopped {
+        return Err(stopped_error(why));
+    }
+    // Without pivoting the rows stay in order; should a step have moved them, put them back.
+    if !done.tiles.rows_sorted() {
+        done.tiles.sort_rows();
+    }
+    Ok(())
+}
+
+/// The error of a run the input stopped.
+fn stopped_error(why: Stopped) -> CholeskyError {
+    match why {
+        Stopped::NotFinite => CholeskyError::NotFinite,
+        Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
+    }
+}
+
 /// How the native copy is formed from a matrix whose `uplo` triangle holds `A`.
 fn op_of(uplo: Uplo) -> Op {
     match uplo {
@@ -270,21 +363,18 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     par: Par,
     uplo: Uplo,
     layout: L,
-    local: Vec<T>,
+    local: Storage<'static, T>,
 ) -> Result<CholeskyFactor<T, L>, CholeskyError> {
     let geom = plan.geometry();
     let options = RunOptions {
         par,
         look_ahead: plan.look_ahead,
     };
-    let mut hooks = Chox::new(plan.model());
+    let mut hooks = Chox::new(plan.model(), plan.check_finite);
     let done = run(comm, &geom, local, &mut hooks, options)?;
     if let Some(why) = done.stopped {
-        recycle(done.tiles.data);
-        return Err(match why {
-            Stopped::NotFinite => CholeskyError::NotFinite,
-            Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
-        });
+        done.tiles.data.recycle();
+        return Err(stopped_error(why));
     }
     Ok(CholeskyFactor {
         layout,

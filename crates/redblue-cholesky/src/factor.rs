@@ -120,7 +120,7 @@ impl<T: KernelScalar> Chox<T> {
     /// column of the first panel's `L10` in the tiles (in place).
     fn wait_or_join(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         panel: &Panel<T>,
         right: &mut LCols<T>,
@@ -270,6 +270,9 @@ fn update_lower<T: KernelScalar>(
 /// Cholesky's hooks.
 pub(crate) struct Chox<T> {
     pub model: CholeskyModel,
+    /// Whether the input is scanned for NaN, infinity and non-real diagonal entries first
+    /// ([`CholeskyParams::check_finite`](crate::CholeskyParams::check_finite)).
+    check_finite: bool,
     /// The update right of the next panel waits a step on some grids
     /// ([`update_waits`](redblue_pipeline::TileGrid::update_waits)) and is then done for two
     /// panels at once (`k = 2v`: the trailing triangle streams through memory half as often).
@@ -283,10 +286,11 @@ pub(crate) struct Chox<T> {
 }
 
 impl<T> Chox<T> {
-    /// The hooks of `model`.
-    pub fn new(model: CholeskyModel) -> Self {
+    /// The hooks of `model`, scanning the input first if `check_finite`.
+    pub fn new(model: CholeskyModel, check_finite: bool) -> Self {
         Chox {
             model,
+            check_finite,
             pending: None,
             now: None,
             stacked: None,
@@ -305,9 +309,16 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
 
     /// The lower triangle of this rank's tiles (rows in ascending order: `i ≥ j` is a suffix
     /// of each local column), and the first diagonal entry that is not real.
-    fn scan(&self, tiles: &Tiles<T>) -> Scan {
+    fn scan(&self, tiles: &Tiles<'_, T>) -> Scan {
         let ld = tiles.ld();
         let (mut max, mut finite, mut bad_column) = (0.0f64, true, None);
+        if !self.check_finite {
+            return Scan {
+                max,
+                finite,
+                bad_column,
+            };
+        }
         for (jj, &j) in tiles.cols.iter().enumerate() {
             let from = tiles.rows.partition_point(|&i| i < j);
             let col = &tiles.data[jj * ld + from..(jj + 1) * ld];
@@ -383,7 +394,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
     fn right_side<C: Communicator>(
         &mut self,
         comm: &C,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         _l00: &[T],
         panel: &Panel<T>,
@@ -415,7 +426,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
 
     fn update(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         panel: &Panel<T>,
         right: &mut LCols<T>,
@@ -459,7 +470,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
         update_lower(l10, l_cols, c, step, cols, v, par)
     }
 
-    fn end_step(&mut self, _st: &State<T>, _step: &Step, right: LCols<T>) {
+    fn end_step(&mut self, _st: &State<'_, T>, _step: &Step, right: LCols<T>) {
         self.now = None;
         recycle(right.l);
         if let Some(both) = self.stacked.take() {

@@ -18,7 +18,10 @@ mod model;
 mod plan;
 pub mod sequential;
 
-pub use api::{cholesky, cholesky_in_place, cholesky_in_place_with, cholesky_with, CholeskyFactor};
+pub use api::{
+    cholesky, cholesky_in_place, cholesky_in_place_with, cholesky_overwrite, cholesky_with,
+    CholeskyFactor,
+};
 pub use error::CholeskyError;
 pub use model::{cholesky_lower_bound, two_d_cholesky_words};
 pub use plan::{cholesky_plan, CholeskyAlgorithm, CholeskyParams, CholeskyPlan};

@@ -77,6 +77,15 @@ pub struct CholeskyParams {
     /// Whether step `t + 1`'s panel is started before the rest of step `t`'s update
     /// ([`LookAhead`]; the same words, messages and factor either way).
     pub look_ahead: LookAhead,
+    /// Whether the triangle read is scanned first (default): NaN or infinity anywhere is then
+    /// [`CholeskyError::NotFinite`] before any work, and a complex diagonal entry that is not
+    /// real stops the factorisation at its column. Without the scan (one pass over the
+    /// triangle saved, 3 % of a 2-rank `N = 4096` factorisation) the factorisation runs as
+    /// LAPACK's and ScaLAPACK's `potrf` do: a NaN or infinity below the diagonal reaches the
+    /// diagonal of its row at the latest and stops it there as a pivot that is not positive
+    /// ([`CholeskyError::NotPositiveDefinite`]), an infinite diagonal entry goes into the
+    /// factor, and only the real parts of the diagonal are read.
+    pub check_finite: bool,
 }
 
 impl Default for CholeskyParams {
@@ -89,6 +98,7 @@ impl Default for CholeskyParams {
             memory_words: None,
             max_idle_fraction: 0.03,
             look_ahead: LookAhead::Auto,
+            check_finite: true,
         }
     }
 }
@@ -133,6 +143,12 @@ impl CholeskyParams {
     /// With this look-ahead.
     pub fn with_look_ahead(mut self, look_ahead: LookAhead) -> Self {
         self.look_ahead = look_ahead;
+        self
+    }
+
+    /// With the input scanned first or not ([`CholeskyParams::check_finite`]).
+    pub fn with_finite_check(mut self, check_finite: bool) -> Self {
+        self.check_finite = check_finite;
         self
     }
 }
@@ -186,6 +202,8 @@ pub struct CholeskyPlan {
     pub block: usize,
     /// Whether the next step's panel is started before the rest of the update.
     pub look_ahead: LookAhead,
+    /// Whether the input is scanned first ([`CholeskyParams::check_finite`]).
+    pub check_finite: bool,
 }
 
 impl CholeskyPlan {
@@ -201,6 +219,7 @@ impl CholeskyPlan {
             grid,
             block,
             look_ahead: params.look_ahead,
+            check_finite: params.check_finite,
         })
     }
 
@@ -472,6 +491,7 @@ fn no_more_than_2d(
         grid,
         block,
         look_ahead: params.look_ahead,
+        check_finite: params.check_finite,
     };
     if !plan(chosen).replay_is_cheap(p) {
         // Too large to replay rank by rank: by the averages.

@@ -10,7 +10,7 @@ pub mod memory;
 mod transform;
 
 pub use error::DistError;
-pub use layout::{numroc, same_owners};
+pub use layout::{numroc, same_local_arrays, same_owners};
 pub use layout::{
     owner_col_order, owner_row_order, AnyLayout, BlockCyclic, BlockCyclicSubmatrix, GridLayout,
     GridOrder, Layout, LocalBlock, OnRank, Relabeled, RowPermuted,

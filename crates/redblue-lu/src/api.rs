@@ -9,7 +9,7 @@ use redblue_core::{Op, Scalar};
 use redblue_dist::{transform, BlockCyclic, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{reserve, LookAhead, RunOptions, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, LookAhead, RunOptions, Storage, TileFactors, TileGrid};
 use std::fmt;
 
 /// Which factorisation.
@@ -377,7 +377,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     plan: &LuPlan,
     par: Par,
     layout: L,
-    local: Vec<T>,
+    local: Storage<'static, T>,
 ) -> Result<LuFactors<T, L>, LuError> {
     let geom = plan.geometry();
     let options = RunOptions {

@@ -35,7 +35,7 @@ use redblue_kernels::{gemm, max_abs_finite as max_abs, trsm, KernelScalar, MatMu
 use redblue_pipeline::steps::layer_share;
 use redblue_pipeline::{
     mark_positions, part, run, Diagonal, Geometry, Panel, PanelBlock, Run, RunOptions, Scan, State,
-    Step, Stopped, TileAlgorithm, Tiles,
+    Step, Stopped, Storage, TileAlgorithm, Tiles,
 };
 use std::ops::Range;
 
@@ -67,9 +67,9 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     comm: &C,
     g: &Geometry,
     pivoting: Pivoting,
-    local: Vec<T>,
+    local: Storage<'static, T>,
     options: RunOptions,
-) -> Result<Run<T>, LuError> {
+) -> Result<Run<'static, T>, LuError> {
     let mut hooks = Lu {
         pivoting,
         max_u: 0.0,
@@ -81,7 +81,7 @@ pub(crate) fn factor<T: KernelScalar, C: Communicator>(
     let done = run(comm, g, local, &mut hooks, options)?;
     match done.stopped {
         Some(why) => {
-            recycle(done.tiles.data);
+            done.tiles.data.recycle();
             Err(match why {
                 Stopped::NotFinite => LuError::NotFinite,
                 Stopped::Column(column) => LuError::Singular { column },
@@ -148,7 +148,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         self.pivoting
     }
 
-    fn scan(&self, tiles: &Tiles<T>) -> Scan {
+    fn scan(&self, tiles: &Tiles<'_, T>) -> Scan {
         let (max, finite) = max_abs(&tiles.data);
         Scan {
             max,
@@ -230,7 +230,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
     fn right_side<C: Communicator>(
         &mut self,
         comm: &C,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         a00: &[T],
         _panel: &Panel<T>,
@@ -253,7 +253,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
 
     fn update(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         panel: &Panel<T>,
         right: &mut URight<T>,
@@ -265,7 +265,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         self.update_rows(st, step, panel, right, cols)
     }
 
-    fn end_step(&mut self, _st: &State<T>, _step: &Step, right: URight<T>) {
+    fn end_step(&mut self, _st: &State<'_, T>, _step: &Step, right: URight<T>) {
         self.now = None;
         if let Some(stacked) = self.stacked.take() {
             recycle(stacked);
@@ -277,7 +277,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
         None
     }
 
-    fn final_before(&self, st: &State<T>, step: &Step) -> usize {
+    fn final_before(&self, st: &State<'_, T>, step: &Step) -> usize {
         // The waiting panels' L10 stays live, following the swaps, while their update waits.
         match &self.pending {
             Some(wait) if st.in_place => st.tiles.cols[wait.first_col],
@@ -292,7 +292,7 @@ impl<T: KernelScalar> TileAlgorithm<T> for Lu<T> {
 
 impl<T: KernelScalar> Lu<T> {
     /// A waiting update reaches my new pivot rows before their `U01` is formed.
-    fn pivot_rows_catch_up(&self, st: &mut State<T>, step: &Step) -> Result<(), LuError> {
+    fn pivot_rows_catch_up(&self, st: &mut State<'_, T>, step: &Step) -> Result<(), LuError> {
         let Some(wait) = &self.pending else {
             return Ok(());
         };
@@ -332,7 +332,7 @@ impl<T: KernelScalar> Lu<T> {
     fn u01_pieces<C: Communicator>(
         &mut self,
         comm: &C,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         a00: &[T],
     ) -> Result<(Vec<usize>, Vec<T>), LuError> {
@@ -379,7 +379,7 @@ impl<T: KernelScalar> Lu<T> {
     /// stays, and copied once into the update's buffer (as [`Lu::spread_u01`] lays it out).
     fn u01_where_it_is(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         a00: &[T],
     ) -> Result<URight<T>, LuError> {
@@ -420,7 +420,7 @@ impl<T: KernelScalar> Lu<T> {
     fn spread_u01<C: Communicator>(
         &mut self,
         comm: &C,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         u01_cols: &[usize],
         u01: &[T],
@@ -482,7 +482,7 @@ impl<T: KernelScalar> Lu<T> {
     /// columns now, the others when `DEFER_DEPTH` panels' updates can be done at once.
     fn update_in_place(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         right: &mut URight<T>,
         cols: Range<usize>,
@@ -529,7 +529,7 @@ impl<T: KernelScalar> Lu<T> {
     /// it.
     fn update_rows(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         panel: &Panel<T>,
         right: &mut URight<T>,

@@ -29,7 +29,7 @@ pub struct TileFactors<T: Scalar> {
     triangles: Triangles,
     /// This rank's tiles of its layer: its layer's share of the factors, and on layer 0, once
     /// gathered, the whole factors.
-    tiles: Mutex<Tiles<T>>,
+    tiles: Mutex<Tiles<'static, T>>,
     /// Whether layer 0's tiles hold the whole factors (always with one layer).
     gathered: AtomicBool,
     /// Whether this rank's tiles hold their rows in the layout's order: the steps leave each
@@ -39,7 +39,7 @@ pub struct TileFactors<T: Scalar> {
     /// Whether this rank's tiles are layer 0's (or it is off the grid).
     on_layer_0: bool,
     /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
-    empty: Tiles<T>,
+    empty: Tiles<'static, T>,
     pivots: Vec<Vec<usize>>,
     blocks: Vec<Vec<T>>,
     /// Threads of the solves' local work.
@@ -85,7 +85,13 @@ impl From<SolveError> for FactorsError {
 impl<T: KernelScalar> TileFactors<T> {
     /// The factors [`crate::run()`] left on `rank`; their solves run on `par` threads (the
     /// factorisation's).
-    pub fn new(geom: Geometry, triangles: Triangles, rank: usize, run: Run<T>, par: Par) -> Self {
+    pub fn new(
+        geom: Geometry,
+        triangles: Triangles,
+        rank: usize,
+        run: Run<'static, T>,
+        par: Par,
+    ) -> Self {
         let tiles = run.tiles;
         TileFactors {
             triangles,
@@ -220,7 +226,7 @@ impl<T: KernelScalar> TileFactors<T> {
     pub fn with_layer_0<C: Communicator, R, E: From<CommError>>(
         &self,
         comm: &C,
-        f: impl FnOnce(&Tiles<T>) -> Result<R, E>,
+        f: impl FnOnce(&Tiles<'_, T>) -> Result<R, E>,
     ) -> Result<R, E> {
         let mut tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
         if !self.sorted.load(Ordering::Acquire) {
@@ -253,7 +259,7 @@ impl<T: KernelScalar> TileFactors<T> {
     fn with_tiles_as_left<C: Communicator, R, E: From<CommError>>(
         &self,
         comm: &C,
-        f: impl FnOnce(&Tiles<T>) -> Result<R, E>,
+        f: impl FnOnce(&Tiles<'_, T>) -> Result<R, E>,
     ) -> Result<R, E> {
         if self.geom.c > 1 {
             return self.with_layer_0(comm, f);
@@ -311,7 +317,7 @@ impl<T: KernelScalar> TileFactors<T> {
             )
             .map_err(FactorsError::from)
         })?;
-        let x = OwnedDistMatrix::from_local(comm, layout, x.data)?;
+        let x = OwnedDistMatrix::from_local(comm, layout, x.data.into_vec())?;
         let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
         transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
         Ok(out)
@@ -402,7 +408,7 @@ impl<T: KernelScalar> TileFactors<T> {
                 tiles.rows.clone(),
                 tiles.cols.clone(),
                 (g.m, g.n),
-                tiles.data.clone(),
+                tiles.data.to_vec(),
             )),
         })?;
         let ld = m.ld();
@@ -412,7 +418,7 @@ impl<T: KernelScalar> TileFactors<T> {
                 *e = keep(i, j, *e);
             }
         }
-        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data)?;
+        let native = OwnedDistMatrix::from_local(comm, g.layer_layout()?, m.data.into_vec())?;
         let mut out = OwnedDistMatrix::zeros(comm, layout)?;
         transform(comm, T::one(), &native, op, T::zero(), &mut out)?;
         Ok(out)
@@ -474,13 +480,13 @@ fn diagonal_blocks<T: Scalar, C: Communicator>(
         let w = geom.panel(t).len();
         blocks[t][position[i] + (j - t * geom.v) * w] = v;
     });
-    Ok((tiles.data, blocks))
+    Ok((tiles.data.into_vec(), blocks))
 }
 
 /// `dst = op(src)` (only `dst`'s `triangle` when given).
 /// `tiles`' local array with its rows in `perm`'s order (local row `i` of the result is global
 /// row `perm[i]`); `tiles` must hold every row (one process row) or none.
-fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
+fn rows_in_order<T: Scalar>(tiles: &Tiles<'_, T>, perm: &[usize]) -> Vec<T> {
     let ld = tiles.rows.len();
     let mut out = take_buffer(tiles.data.len(), T::zero());
     if ld == 0 {
@@ -501,7 +507,7 @@ fn rows_in_order<T: Scalar>(tiles: &Tiles<T>, perm: &[usize]) -> Vec<T> {
 /// is the tiles' row `perm[i]`. Column by column, ascending, through the blocks of each block
 /// column (`blocks` in column-major block order), so that each row order is looked up once.
 fn write_rows_here<T: Scalar>(
-    tiles: &Tiles<T>,
+    tiles: &Tiles<'_, T>,
     perm: &[usize],
     blocks: &[LocalBlock],
     dst: &mut [T],
@@ -556,12 +562,17 @@ impl<T: Scalar> Drop for TileFactors<T> {
     /// The factors' buffer back to this thread's pool, for the next factorisation.
     fn drop(&mut self) {
         let tiles = self.tiles.get_mut().unwrap_or_else(|e| e.into_inner());
-        recycle(std::mem::take(&mut tiles.data));
+        std::mem::take(&mut tiles.data).recycle();
     }
 }
 
 /// This rank's tiles of `nrhs` right-hand sides in [`rhs_layout`].
-fn rhs_tiles<T: Scalar>(g: &Geometry, rank: usize, nrhs: usize, local: Vec<T>) -> Tiles<T> {
+fn rhs_tiles<T: Scalar>(
+    g: &Geometry,
+    rank: usize,
+    nrhs: usize,
+    local: Vec<T>,
+) -> Tiles<'static, T> {
     let (rows, cols) = match g.coords(rank) {
         Some((x, y, 0)) => (g.owned_rows(x), rhs_cols(g, nrhs, y)),
         _ => (Vec::new(), Vec::new()),

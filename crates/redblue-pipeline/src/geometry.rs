@@ -3,6 +3,7 @@
 //! and one layer's tiles as a local array ([`Tiles`]). Pure functions of the shape `M × N`, `v`
 //! and the grid.
 
+use crate::storage::Storage;
 use crate::TileGrid;
 use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, DistError, GridOrder};
 use std::ops::Range;
@@ -296,8 +297,9 @@ fn each_run(rows: &[usize], at: &impl Fn(usize) -> usize, mut f: impl FnMut(usiz
 }
 
 /// One layer's tiles on one rank: the ScaLAPACK local array of [`Geometry::layer_layout`]
-/// (column-major, rows and columns ascending in global order).
-pub struct Tiles<T> {
+/// (column-major, rows and columns ascending in global order), in a buffer of their own or in
+/// the caller's array ([`Storage`]).
+pub struct Tiles<'a, T> {
     /// The global rows held, in local order.
     pub rows: Vec<usize>,
     /// The global columns held, ascending.
@@ -306,16 +308,16 @@ pub struct Tiles<T> {
     /// The local position of every global column (`usize::MAX` if not held).
     pub col_pos: Vec<usize>,
     /// The local array, column-major with leading dimension `rows.len()`.
-    pub data: Vec<T>,
+    pub data: Storage<'a, T>,
     /// Local columns `..frozen.len()` no longer follow row swaps: column `k` keeps the row
     /// order `orders[frozen[k]]` it had when it was frozen.
     frozen: Vec<usize>,
     orders: Vec<Vec<usize>>,
 }
 
-impl<T: Copy> Tiles<T> {
+impl<'a, T: Copy> Tiles<'a, T> {
     /// The tiles of grid position `(x, y)` holding `data` (its local array).
-    pub fn new(geom: &Geometry, x: usize, y: usize, data: Vec<T>) -> Self {
+    pub fn new(geom: &Geometry, x: usize, y: usize, data: impl Into<Storage<'a, T>>) -> Self {
         Self::from_parts(
             geom.owned_rows(x),
             geom.owned_cols(y),
@@ -329,8 +331,9 @@ impl<T: Copy> Tiles<T> {
         rows: Vec<usize>,
         cols: Vec<usize>,
         shape: (usize, usize),
-        data: Vec<T>,
+        data: impl Into<Storage<'a, T>>,
     ) -> Self {
+        let data = data.into();
         let mut row_pos = vec![usize::MAX; shape.0];
         let mut col_pos = vec![usize::MAX; shape.1];
         mark_positions(&mut row_pos, &rows);
@@ -349,7 +352,7 @@ impl<T: Copy> Tiles<T> {
 
     /// No tiles (a rank outside the grid).
     pub fn empty(geom: &Geometry) -> Self {
-        Self::from_parts(Vec::new(), Vec::new(), (geom.m, geom.n), Vec::new())
+        Self::from_parts(Vec::new(), Vec::new(), (geom.m, geom.n), Storage::default())
     }
 
     /// Leading dimension of the local array.
@@ -416,15 +419,18 @@ impl<T: Copy> Tiles<T> {
     pub fn freeze_before(&mut self, j: usize) {
         let upto = self.cols.partition_point(|&g| g < j);
         if upto > self.frozen.len() {
-            self.orders.push(self.rows.clone());
+            // One order kept per distinct order (without pivoting, one in all).
+            if self.orders.last() != Some(&self.rows) {
+                self.orders.push(self.rows.clone());
+            }
             self.frozen.resize(upto, self.orders.len() - 1);
         }
     }
 
     /// Whether every local column holds its rows in ascending global order (the local array
-    /// of the layout): nothing frozen, and the rows in order.
+    /// of the layout): the rows in order, and every frozen column's too.
     pub fn rows_sorted(&self) -> bool {
-        self.frozen.is_empty() && self.rows.is_sorted()
+        self.rows.is_sorted() && self.orders.iter().all(|o| o.is_sorted())
     }
 
     /// Where the global `rows` (held here) sit in each local column, whatever order the
@@ -563,7 +569,7 @@ mod tests {
             }
         }
         t.sort_rows();
-        assert_eq!(t.data, data);
+        assert_eq!(&t.data[..], &data[..]);
         assert_eq!(t.rows, rows);
     }
 

@@ -28,6 +28,7 @@ pub mod reserve;
 pub mod run;
 pub mod solve;
 pub mod steps;
+mod storage;
 
 pub use factors::TileFactors;
 pub use gather::Shares;
@@ -44,3 +45,4 @@ pub use run::{
     run, Diagonal, LookAhead, Panel, PanelBlock, Run, RunOptions, Scan, State, Step, Stopped,
     TileAlgorithm,
 };
+pub use storage::Storage;

@@ -5,6 +5,7 @@
 //! others waiting in the next collective.
 
 use crate::geometry::Geometry;
+use crate::storage::Storage;
 use redblue_comm::Communicator;
 use redblue_core::pool::{try_take_buffer, try_take_zeroed};
 use redblue_core::Scalar;
@@ -26,13 +27,13 @@ impl<T: Scalar> Reserved<T> {
     }
 
     /// What [`crate::run()`] factors on this rank: `local` (its local array of the native layout,
-    /// empty off layer 0) on layer 0 and off the grid, the layer's zero tiles on the other
-    /// layers.
-    pub fn input(self, local: Vec<T>) -> Vec<T> {
+    /// empty off layer 0: a buffer, or the caller's array to factor in place) on layer 0 and
+    /// off the grid, the layer's zero tiles on the other layers.
+    pub fn input<'a>(self, local: impl Into<Storage<'a, T>>) -> Storage<'a, T> {
         if self.layer.is_empty() {
-            local
+            local.into()
         } else {
-            self.layer
+            Storage::Owned(self.layer)
         }
     }
 }
@@ -99,7 +100,7 @@ mod tests {
         // Without the refusal: layer 1's ranks get their zero tiles, layer 0's their input.
         let out = run_ranks(4, |comm| {
             let r = reserve::<f64, _>(&comm, &g, 10, 1000).unwrap();
-            r.input(vec![1.0; 3])
+            r.input(vec![1.0; 3]).into_vec()
         });
         assert_eq!(out[0], vec![1.0; 3]);
         assert_eq!(out[2].len(), 20 * 40);

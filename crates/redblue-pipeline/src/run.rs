@@ -35,6 +35,7 @@ use crate::steps::{
     broadcast_members, l10_piece, l10_scatter_moves, l10_spread_moves, panel_reduce_moves,
     row_broadcast_members, PanelHome,
 };
+use crate::storage::Storage;
 use redblue_comm::{wait_all, CommError, Communicator, CommunicatorExt};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{ReduceOp, Uplo};
@@ -146,7 +147,7 @@ pub trait TileAlgorithm<T: KernelScalar> {
     fn model(&self) -> Self::Model;
 
     /// The check of the part of the input it reads, on layer 0's `tiles` of this rank.
-    fn scan(&self, tiles: &Tiles<T>) -> Scan;
+    fn scan(&self, tiles: &Tiles<'_, T>) -> Scan;
 
     /// Step 2 on panel rank `panel.x` of step `panel.t`: choose the block's rows and factor it.
     /// Returns the block on the holders ([`StepModel::holders`]), `None` elsewhere.
@@ -182,7 +183,7 @@ pub trait TileAlgorithm<T: KernelScalar> {
     fn right_side<C: Communicator>(
         &mut self,
         comm: &C,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         block: &[T],
         panel: &Panel<T>,
@@ -194,7 +195,7 @@ pub trait TileAlgorithm<T: KernelScalar> {
     /// A kernel failure.
     fn update(
         &mut self,
-        st: &mut State<T>,
+        st: &mut State<'_, T>,
         step: &Step,
         panel: &Panel<T>,
         right: &mut Self::Right,
@@ -202,14 +203,14 @@ pub trait TileAlgorithm<T: KernelScalar> {
     ) -> Result<(), Self::Error>;
 
     /// The end of a step: the `U` side's buffers back (or kept for a later step).
-    fn end_step(&mut self, st: &State<T>, step: &Step, right: Self::Right);
+    fn end_step(&mut self, st: &State<'_, T>, step: &Step, right: Self::Right);
 
     /// What of the block goes into layer 0's tiles: all of it (`None`) or one triangle.
     fn block_part(&self) -> Option<Uplo>;
 
     /// Local columns left of this global column are final after step `step` (row swaps leave
     /// them alone from then on).
-    fn final_before(&self, st: &State<T>, step: &Step) -> usize {
+    fn final_before(&self, st: &State<'_, T>, step: &Step) -> usize {
         let _ = st;
         step.panel.end
     }
@@ -221,13 +222,13 @@ pub trait TileAlgorithm<T: KernelScalar> {
 }
 
 /// One rank's state between steps.
-pub struct State<T> {
+pub struct State<'a, T> {
     /// The geometry.
     pub g: Geometry,
     /// This rank's grid position (`None` off the grid).
     pub coords: Option<(usize, usize, usize)>,
     /// This rank's tiles of its layer.
-    pub tiles: Tiles<T>,
+    pub tiles: Tiles<'a, T>,
     /// The active rows (global), in order.
     pub active: Vec<usize>,
     /// This rank's active rows are its local rows `a_start..`.
@@ -246,8 +247,8 @@ pub struct State<T> {
     stop_at: Option<usize>,
 }
 
-impl<T: KernelScalar> State<T> {
-    fn new(g: &Geometry, rank: usize, local: Vec<T>, par: Par, home: PanelHome) -> Self {
+impl<'a, T: KernelScalar> State<'a, T> {
+    fn new(g: &Geometry, rank: usize, local: Storage<'a, T>, par: Par, home: PanelHome) -> Self {
         let coords = g.coords(rank);
         let tiles = match coords {
             Some((x, y, _)) => Tiles::new(g, x, y, local),
@@ -411,11 +412,11 @@ impl<T: KernelScalar> State<T> {
     ///
     /// # Errors
     /// None for the step's own panel.
-    pub fn update_operands<'a>(
-        &'a mut self,
+    pub fn update_operands<'s>(
+        &'s mut self,
         step: &Step,
-        panel: &'a Panel<T>,
-    ) -> Result<(MatRef<'a, T>, &'a mut [T], usize), KernelError> {
+        panel: &'s Panel<T>,
+    ) -> Result<(MatRef<'s, T>, &'s mut [T], usize), KernelError> {
         let (mr, ks, ld) = (step.my_rows.len(), step.share.len(), self.tiles.ld());
         let in_tiles = self.l10_in_tiles(step);
         let pc = if in_tiles {
@@ -623,11 +624,11 @@ pub enum Stopped {
 }
 
 /// What [`run`] leaves on one rank.
-pub struct Run<T> {
+pub struct Run<'a, T> {
     /// This rank's tiles of the factors: layer 0's (this rank's layer's, with its shares, off
     /// layer 0; none off the grid), each column's rows in the order the steps left them
     /// ([`Tiles::sort_rows`] puts them in the layout's order).
-    pub tiles: Tiles<T>,
+    pub tiles: Tiles<'a, T>,
     /// Every step's rows (pivot rows), the same on every rank.
     pub pivots: Vec<Vec<usize>>,
     /// Every step's factored block, kept on the layer-0 ranks of grid row `t mod Px` for the
@@ -693,19 +694,22 @@ pub struct RunOptions {
 /// `g.ranks()` ranks form the grid) with `algo`'s hooks. `local` is this rank's tiles: the
 /// native layout's local array on layer 0, zeros on the other layers, nothing off the grid —
 /// what [`crate::reserve::Reserved::input`] gives after [`crate::reserve::reserve`], which
-/// allocates the large buffers first and agrees on them.
+/// allocates the large buffers first and agrees on them. `local` may be the caller's own
+/// array ([`Storage::Borrowed`]): the factors are then left in it, and a run stopped by a
+/// failing column leaves it part-way (one stopped by a NaN, before any step, leaves it as it
+/// was).
 ///
 /// # Collective
 /// # Errors
 /// A communication or kernel failure. Bad input (a NaN, a failing column) is not an error
 /// here: [`Run::stopped`] says it, the same on every rank.
-pub fn run<T, C, A>(
+pub fn run<'a, T, C, A>(
     comm: &C,
     g: &Geometry,
-    local: Vec<T>,
+    local: impl Into<Storage<'a, T>>,
     algo: &mut A,
     options: RunOptions,
-) -> Result<Run<T>, A::Error>
+) -> Result<Run<'a, T>, A::Error>
 where
     T: KernelScalar,
     C: Communicator,
@@ -714,7 +718,7 @@ where
     let mut st = State::new(
         g,
         comm.rank(),
-        local,
+        local.into(),
         options.par,
         algo.model().panel_home(g),
     );
@@ -824,7 +828,7 @@ struct Steps<T> {
 /// not call this).
 fn run_steps<T, C, A>(
     comm: &C,
-    st: &mut State<T>,
+    st: &mut State<'_, T>,
     algo: &mut A,
     look_ahead: bool,
     out: &mut Steps<T>,
@@ -922,7 +926,7 @@ where
 /// choice.
 fn update_ahead<T, C, A>(
     comm: &C,
-    st: &mut State<T>,
+    st: &mut State<'_, T>,
     algo: &mut A,
     step: &Step,
     panel: &Panel<T>,

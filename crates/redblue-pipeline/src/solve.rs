@@ -318,9 +318,9 @@ pub fn permute_rows<T: KernelScalar, C: Communicator>(
     g: &Geometry,
     perm: &[usize],
     cols_of: impl Fn(usize) -> Vec<usize>,
-    m: &Tiles<T>,
+    m: &Tiles<'_, T>,
     shape: (usize, usize),
-) -> Result<Tiles<T>, CommError> {
+) -> Result<Tiles<'static, T>, CommError> {
     let moves = permute_moves(g, perm, cols_of);
     let mut out = Tiles::from_parts(
         m.rows.clone(),
@@ -369,11 +369,11 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     triangles: Triangles,
     pivots: &[Vec<usize>],
     blocks: &[Vec<T>],
-    factors: &Tiles<T>,
-    mut b: Tiles<T>,
+    factors: &Tiles<'_, T>,
+    mut b: Tiles<'static, T>,
     nrhs: usize,
     par: Par,
-) -> Result<Tiles<T>, SolveError> {
+) -> Result<Tiles<'static, T>, SolveError> {
     let n = g.n;
     let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let ny = b.cols.len();
@@ -525,7 +525,7 @@ impl SweepStep<'_> {
     fn factor_panel<T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
-        factors: &Tiles<T>,
+        factors: &Tiles<'_, T>,
         others: &[usize],
         mine: &[usize],
         row_pos: &[usize],
@@ -559,8 +559,8 @@ impl SweepStep<'_> {
     fn update_by_products<T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
-        factors: &Tiles<T>,
-        b: &mut Tiles<T>,
+        factors: &Tiles<'_, T>,
+        b: &mut Tiles<'_, T>,
         piv: &[usize],
         others: &[usize],
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
@@ -605,7 +605,7 @@ impl SweepStep<'_> {
 
 /// `B[mine] −= op(panel)·X` (`X` is `w × ny`).
 fn update_rows<T: KernelScalar>(
-    b: &mut Tiles<T>,
+    b: &mut Tiles<'_, T>,
     mine: &[usize],
     panel: MatRef<'_, T>,
     op: Op,

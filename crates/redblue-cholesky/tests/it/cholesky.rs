@@ -3,8 +3,8 @@
 //! solves, and every rank's words and messages against the exact model.
 
 use redblue_cholesky::{
-    cholesky, cholesky_in_place, cholesky_with, CholeskyAlgorithm, CholeskyError, CholeskyParams,
-    CholeskyPlan, LookAhead, TileGrid,
+    cholesky, cholesky_in_place, cholesky_overwrite, cholesky_with, CholeskyAlgorithm,
+    CholeskyError, CholeskyParams, CholeskyPlan, LookAhead, TileGrid,
 };
 use redblue_comm::{run_ranks, CommStats, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar, Uplo};
@@ -343,6 +343,42 @@ fn bad_input_gives_the_same_error_on_every_rank() {
     // Not square.
     let e = errors(&|i, j| good(i, j), (n, n + 1));
     assert!(e.contains("square"), "{e}");
+
+    // Without the scan, as LAPACK's potrf: a NaN or infinity below the diagonal stops the
+    // factorisation at the pivot of its row, the imaginary part of the diagonal is not read,
+    // an infinite diagonal entry goes into the factor.
+    let unchecked = pr.clone().with_finite_check(false);
+    let outcome = |at: (usize, usize), x: c64, also_bad: Option<usize>| {
+        let out = run_ranks(5, |comm| {
+            let layout = BlockCyclic::new(n, n, 3, 3, 1, 5).unwrap();
+            let f = |i, j| match also_bad {
+                Some(b) if (i, j) == (b, b) => c64::new(-1e3, 0.0),
+                _ if (i, j) == at => x,
+                _ => good(i, j),
+            };
+            let a = OwnedDistMatrix::from_fn(&comm, layout, f).unwrap();
+            match cholesky(&comm, &a, Uplo::Lower, &unchecked) {
+                Ok(l) => Ok(l.lower(&comm).unwrap().norm_max(&comm).unwrap()),
+                Err(CholeskyError::NotPositiveDefinite { column }) => Err(column),
+                Err(e) => panic!("{e}"),
+            }
+        });
+        assert!(out.iter().all(|o| *o == out[0]), "{out:?}");
+        out[0]
+    };
+    assert_eq!(outcome((25, 3), c64::new(f64::NAN, 0.0), None), Err(25));
+    assert_eq!(
+        outcome((29, 11), c64::new(f64::INFINITY, 0.0), None),
+        Err(29)
+    );
+    assert_eq!(
+        outcome((9, 9), c64::new(2.0 * n as f64, 1.0), Some(20)),
+        Err(20)
+    );
+    assert_eq!(
+        outcome((6, 6), c64::new(f64::INFINITY, 0.0), None),
+        Ok(f64::INFINITY)
+    );
 }
 
 #[test]
@@ -627,4 +663,122 @@ fn planned_on_the_callers_grid_the_matrix_moves_only_within_ranks() {
     let wide = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 1, 16).unwrap());
     let plan = CholeskyPlan::for_layout(4096, 16, &default, &wide, Uplo::Lower).unwrap();
     assert_eq!(plan, CholeskyPlan::new(4096, 16, &default).unwrap());
+}
+
+/// `cholesky_overwrite` of `a` (lower triangle given, NaN above) on `layout`: the error, and
+/// every local element after it — its lower triangle, its upper, the padding.
+fn overwritten<T: KernelScalar, L: redblue_dist::Layout>(
+    comm: &impl Communicator,
+    plan: &CholeskyPlan,
+    layout: L,
+    a: impl Fn(usize, usize) -> T + Sync,
+) -> (Result<(), CholeskyError>, OwnedDistMatrix<T, L>) {
+    let mut m = OwnedDistMatrix::from_fn(comm, layout, a).unwrap();
+    let out = cholesky_overwrite(comm, plan, &mut m, Uplo::Lower, Par::Seq);
+    (out, m)
+}
+
+#[test]
+fn overwriting_factors_in_the_callers_array_exactly_when_it_is_the_native_one() {
+    for (n, p, grid, v) in [
+        (50, 2, None, 8),
+        (45, 4, Some(TileGrid { px: 2, py: 2, c: 1 }), 4),
+        (40, 3, Some(TileGrid { px: 3, py: 1, c: 1 }), 8),
+        (37, 4, Some(TileGrid { px: 1, py: 2, c: 2 }), 4),
+    ] {
+        let pr = params(CholeskyAlgorithm::Confchox, grid, v);
+        run_ranks(p, |comm| {
+            let plan = CholeskyPlan::new(n, p, &pr).unwrap();
+            let native = plan.native_layout().unwrap();
+            let spd = hpd::<c64>(n, Uplo::Lower, 5);
+            let given = OwnedDistMatrix::from_fn(&comm, native.clone(), &spd).unwrap();
+            let l = cholesky_with(&comm, &plan, &given, Uplo::Lower, Par::Seq)
+                .unwrap()
+                .lower(&comm)
+                .unwrap();
+            // The native arrays, and the same matrix in arrays with room between columns.
+            let llds = vec![n + 3; redblue_dist::Layout::nranks(&native)];
+            let roomy = BlockCyclicSubmatrix::new(native.clone(), 0..n, 0..n, llds).unwrap();
+            let (done, m) = overwritten(&comm, &plan, native.clone(), &spd);
+            done.unwrap();
+            let (done, r) = overwritten(&comm, &plan, roomy.clone(), &spd);
+            done.unwrap();
+            let mut expect = Vec::new();
+            l.for_each_local(|i, j, x| expect.push((i, j, x)));
+            let mut k = 0;
+            m.for_each_local(|i, j, x| {
+                let lower = expect[k];
+                k += 1;
+                assert_eq!((i, j), (lower.0, lower.1));
+                if i >= j {
+                    assert_eq!(x, lower.2, "in place: L at ({i}, {j}), n={n} p={p}");
+                } else {
+                    assert!(x.re.is_nan(), "in place: the upper triangle kept");
+                }
+            });
+            r.for_each_local(|i, j, x| {
+                if i < j {
+                    assert!(x.re.is_nan(), "copied: the upper triangle kept");
+                }
+            });
+            let mut rl = OwnedDistMatrix::zeros(&comm, native.clone()).unwrap();
+            redblue_dist::transform(
+                &comm,
+                c64::ONE,
+                &r,
+                redblue_core::Op::NoTrans,
+                c64::ZERO,
+                &mut rl,
+            )
+            .unwrap();
+            let mut k = 0;
+            rl.for_each_local(|i, j, x| {
+                if i >= j {
+                    assert_eq!(x, expect[k].2, "copied: L at ({i}, {j})");
+                }
+                k += 1;
+            });
+
+            // Not positive definite at a column of the second panel or later: in place, the
+            // columns before it are factored (the first diagonal entry is its square root);
+            // copied, nothing is written.
+            let bad = 2 * v + 1;
+            let not_pd = |i: usize, j: usize| {
+                if i == bad && j == bad {
+                    -c64::ONE
+                } else {
+                    spd(i, j)
+                }
+            };
+            let is_bad = |done: &Result<(), CholeskyError>| matches!(done, Err(CholeskyError::NotPositiveDefinite { column }) if *column == bad);
+            let (done, m) = overwritten::<c64, _>(&comm, &plan, native.clone(), not_pd);
+            assert!(is_bad(&done), "{done:?}");
+            // (With layers, the native arrays too are copied.)
+            let in_place = plan.grid.c == 1;
+            if let Some(x) = entry_00(&m) {
+                let want = if in_place {
+                    (2.0 * n as f64).sqrt()
+                } else {
+                    2.0 * n as f64
+                };
+                assert!((x - want).abs() < 1e-12, "in place {in_place}: {x}");
+            }
+            let (done, m) = overwritten::<c64, _>(&comm, &plan, roomy.clone(), not_pd);
+            assert!(is_bad(&done), "{done:?}");
+            if let Some(x) = entry_00(&m) {
+                assert_eq!(x, 2.0 * n as f64, "copied: untouched");
+            }
+        });
+    }
+}
+
+/// The real part of element `(0, 0)` of `m`, on the rank that holds it.
+fn entry_00<L: redblue_dist::Layout>(m: &OwnedDistMatrix<c64, L>) -> Option<f64> {
+    let mut out = None;
+    m.for_each_local(|i, j, x| {
+        if (i, j) == (0, 0) {
+            out = Some(x.re);
+        }
+    });
+    out
 }

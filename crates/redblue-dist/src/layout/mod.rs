@@ -183,6 +183,37 @@ pub fn same_owners(a: &impl Layout, b: &impl Layout) -> bool {
             .all(|&j| rows.iter().all(|&i| a.owner(i, j) == b.owner(i, j)))
 }
 
+/// Whether `a` and `b` cut a matrix into the same blocks and put each block on the same rank
+/// at the same place of its local array (offset and leading dimension): one rank's local array
+/// of `a` *is* its local array of `b`, so a routine written for `b` can work in an `a`-matrix's
+/// buffer as it is. Conservative: layouts cutting the matrix into different blocks are
+/// reported different even where they place every element alike. Pure, one check per block.
+///
+/// # Examples
+/// ```
+/// use redblue_dist::{same_local_arrays, BlockCyclic, BlockCyclicSubmatrix};
+///
+/// let tiles = BlockCyclic::new(256, 256, 64, 64, 1, 2).unwrap();
+/// // A ScaLAPACK array of exactly that matrix, leading dimension its local rows.
+/// let array = BlockCyclicSubmatrix::new(tiles.clone(), 0..256, 0..256, vec![256; 2]).unwrap();
+/// assert!(same_local_arrays(&array, &tiles));
+/// // The same elements on the same ranks, with room between columns: not the same array.
+/// let padded = BlockCyclicSubmatrix::new(tiles.clone(), 0..256, 0..256, vec![300; 2]).unwrap();
+/// assert!(!same_local_arrays(&padded, &tiles));
+/// ```
+pub fn same_local_arrays(a: &impl Layout, b: &impl Layout) -> bool {
+    let (nbr, nbc) = a.num_blocks();
+    a.shape() == b.shape()
+        && a.row_splits() == b.row_splits()
+        && a.col_splits() == b.col_splits()
+        && (0..nbc).all(|bj| {
+            (0..nbr).all(|bi| {
+                a.block_owner(bi, bj) == b.block_owner(bi, bj)
+                    && a.block_location(bi, bj) == b.block_location(bi, bj)
+            })
+        })
+}
+
 /// Whether `p` holds each of `0..len` once.
 pub(crate) fn is_permutation(p: &[usize], len: usize) -> bool {
     let mut seen = vec![false; len];
