@@ -7,7 +7,7 @@ use crate::common::{
 };
 use crate::lu::{aligned_square, rhs_fits, NO_MEMORY};
 use redblue_cholesky::{
-    cholesky_with, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan,
+    cholesky_overwrite, cholesky_with, CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan,
 };
 use redblue_comm::Communicator;
 use redblue_core::Uplo;
@@ -48,44 +48,77 @@ fn values(uplo: u8, ops: &[&Operand]) -> Vec<(i32, Position)> {
     v
 }
 
-/// Factors `sub(A)`'s `uplo` triangle and writes the factor over that triangle only;
-/// `PassOn` (nothing written) when it is not positive definite or not finite.
+/// The factorisation's parameters: as ScaLAPACK's, no scan of the input first — NaN or
+/// infinity stops it at a column as a pivot that is not positive, `info > 0`
+/// ([`CholeskyParams::check_finite`]).
+fn lapack_params() -> CholeskyParams {
+    CholeskyParams::default().with_finite_check(false)
+}
+
+/// Factors `sub(A)`'s `uplo` triangle and writes the factor over that triangle only: where
+/// the caller's array is the factorisation's own local array (the plan on the caller's grid
+/// and blocks, the leading dimension the local rows, `uplo = L`), factored in it with no copy.
+/// `Stopped(k)` for a matrix not positive definite at column `k` (NaN or infinity included; the
+/// array then part-way, as ScaLAPACK leaves it); `PassOn` (nothing written) for memory short.
 fn factor_into<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    uplo: Uplo,
+    layout: &BlockCyclicSubmatrix,
+    a: &mut Array<'_, T>,
+) -> Result<Outcome, ServeError> {
+    let rank = comm.rank();
+    let n = layout.shape().0;
+    // On the caller's grid and blocks when they can be the factorisation's own: the matrix
+    // then stays where it is, or moves only within each rank.
+    let plan =
+        CholeskyPlan::for_layout(n, comm.size(), &lapack_params(), layout, uplo).or_serve()?;
+    let mut view =
+        BorrowedDistMatrixMut::new(comm, layout.clone(), a.write(layout.local_len(rank))?)
+            .or_serve()?;
+    match cholesky_overwrite(comm, &plan, &mut view, uplo, Par::Seq) {
+        Ok(()) => Ok(Outcome::Served),
+        Err(e) => not_served(e),
+    }
+}
+
+/// `p?posv`'s factorisation: in a copy, the factor kept for the solve and written over
+/// `sub(A)`'s `uplo` triangle (a solve refused after the array was overwritten could not be
+/// passed on to ScaLAPACK's `p?posv`). The outcome when it stops, nothing written.
+fn factor_for_solve<T: KernelScalar, C: Communicator>(
     comm: &C,
     uplo: Uplo,
     layout: &BlockCyclicSubmatrix,
     a: &mut Array<'_, T>,
 ) -> Result<Result<CholeskyFactor<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
     let rank = comm.rank();
-    let fac = {
-        let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
-            .or_serve()?;
-        // On the caller's grid and blocks when they can be the factorisation's own: the
-        // matrix then moves only within each rank.
-        let n = layout.shape().0;
-        let planned =
-            CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), layout, uplo);
-        match planned.and_then(|plan| cholesky_with(comm, &plan, &view, uplo, Par::Seq)) {
-            Ok(fac) => fac,
-            Err(CholeskyError::NotPositiveDefinite { .. }) => {
-                return Ok(Err(Outcome::PassOn(
-                    "a matrix that is not positive definite",
-                )))
-            }
-            Err(CholeskyError::NotFinite) => {
-                return Ok(Err(Outcome::PassOn("a matrix with NaN or infinity")))
-            }
-            Err(CholeskyError::Dist(DistError::OutOfMemory { .. })) => {
-                return Ok(Err(Outcome::PassOn(NO_MEMORY)))
-            }
-            Err(e) => return Err(ServeError(e.to_string())),
-        }
+    let n = layout.shape().0;
+    let plan =
+        CholeskyPlan::for_layout(n, comm.size(), &lapack_params(), layout, uplo).or_serve()?;
+    let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
+        .or_serve()?;
+    let fac = match cholesky_with(comm, &plan, &view, uplo, Par::Seq) {
+        Ok(fac) => fac,
+        Err(e) => return not_served(e).map(Err),
     };
     let mut out =
         BorrowedDistMatrixMut::new(comm, layout.clone(), a.write(layout.local_len(rank))?)
             .or_serve()?;
     fac.write_factor(comm, &mut out).or_serve()?;
     Ok(Ok(fac))
+}
+
+/// What a factorisation's error makes of the call: `Stopped` at the first column that is not
+/// positive definite (ScaLAPACK's `info`, 1-based), passed on for memory short (or NaN and
+/// infinity, had they been looked for), a failure otherwise.
+fn not_served(e: CholeskyError) -> Result<Outcome, ServeError> {
+    match e {
+        CholeskyError::NotPositiveDefinite { column } => {
+            Ok(Outcome::Stopped(i32::try_from(column + 1).or_serve()?))
+        }
+        CholeskyError::NotFinite => Ok(Outcome::PassOn("a matrix with NaN or infinity")),
+        CholeskyError::Dist(DistError::OutOfMemory { .. }) => Ok(Outcome::PassOn(NO_MEMORY)),
+        e => Err(ServeError(e.to_string())),
+    }
 }
 
 /// `p?potrf` on `comm`, the grid's communicator, this process at `g`.
@@ -115,11 +148,7 @@ pub fn ppotrf<T: KernelScalar, C: Communicator>(
         return Ok(Outcome::Served);
     }
     let layout = submatrix(g, op, &agreed.llds[0])?;
-    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    Ok(match factor_into(comm, uplo, &layout, a)? {
-        Ok(_) => Outcome::Served,
-        Err(pass) => pass,
-    })
+    factor_into(comm, uplo_of(uplo).unwrap_or(Uplo::Lower), &layout, a)
 }
 
 /// The checks `p?potrs` and `p?posv` share after `CHK1MAT`; `mb_pos` numbers a block height of
@@ -168,21 +197,33 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
-    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    let plan =
-        CholeskyPlan::new(oa.n as usize, comm.size(), &CholeskyParams::default()).or_serve()?;
+    solve_with_factor(
+        comm,
+        uplo_of(uplo).unwrap_or(Uplo::Lower),
+        (&la, a),
+        (&lb, b),
+    )
+}
+
+/// Solves `sub(A)·X = sub(B)` in place of `sub(B)` with the Cholesky factor in the `uplo`
+/// triangle of `sub(A)`.
+fn solve_with_factor<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    uplo: Uplo,
+    (la, a): (&BlockCyclicSubmatrix, &Array<'_, T>),
+    (lb, b): (&BlockCyclicSubmatrix, &mut Array<'_, T>),
+) -> Result<Outcome, ServeError> {
+    let n = la.shape().0;
+    let plan = CholeskyPlan::new(n, comm.size(), &CholeskyParams::default()).or_serve()?;
     let factor = {
         let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
             .or_serve()?;
         match CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq) {
             Ok(f) => f,
-            Err(CholeskyError::Dist(DistError::OutOfMemory { .. })) => {
-                return Ok(Outcome::PassOn(NO_MEMORY))
-            }
-            Err(e) => return Err(ServeError(e.to_string())),
+            Err(e) => return not_served(e),
         }
     };
-    solve_in_place(comm, &lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;
+    solve_in_place(comm, lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;
     Ok(Outcome::Served)
 }
 
@@ -220,10 +261,9 @@ pub fn pposv<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
-    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    let factor = match factor_into(comm, uplo, &la, a)? {
+    let factor = match factor_for_solve(comm, uplo_of(uplo).unwrap_or(Uplo::Lower), &la, a)? {
         Ok(f) => f,
-        Err(pass) => return Ok(pass),
+        Err(outcome) => return Ok(outcome),
     };
     if ob.n > 0 {
         solve_in_place(comm, &lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;

@@ -23,6 +23,10 @@ pub enum Outcome {
     /// Not served here, for the reason given, the same on every rank; nothing was written.
     /// The caller passes the call on to ScaLAPACK.
     PassOn(&'static str),
+    /// Served, and the factorisation stopped at a column, the same on every rank: the caller
+    /// sets `info` to this (`> 0`, the column within `sub(A)`, 1-based, as ScaLAPACK numbers
+    /// it); the array is left part-way, as ScaLAPACK's is.
+    Stopped(i32),
 }
 
 /// A failure inside a served call (communication, or an internal inconsistency): the job

@@ -207,7 +207,8 @@ fn real<F: Copy>(name: &str) -> F {
 }
 
 /// Runs `serve` unless inside a passed-on call; counts and reports its outcome, or runs
-/// `pass_on` (the real routine) when the call is not served.
+/// `pass_on` (the real routine) when the call is not served. Returns the `info > 0` of a
+/// served factorisation that stopped at a column, for the caller to set.
 fn dispatch(
     routine: &'static str,
     ictxt: c_int,
@@ -215,11 +216,11 @@ fn dispatch(
     illegal_grid: Position,
     report_illegal: impl FnOnce(Position),
     pass_on: impl FnOnce(),
-) {
+) -> Option<c_int> {
     let k = ROUTINES.iter().position(|&r| r == routine).unwrap_or(0);
     if PASSING_ON.get() {
         pass_on();
-        return;
+        return None;
     }
     register_report();
     let outcome = match grid_of(ictxt) {
@@ -234,6 +235,10 @@ fn dispatch(
     match outcome {
         Ok(Outcome::Served) => {
             SERVED[k].fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(Outcome::Stopped(info)) => {
+            SERVED[k].fetch_add(1, Ordering::Relaxed);
+            return Some(info);
         }
         Ok(Outcome::Illegal(pos)) => {
             SERVED[k].fetch_add(1, Ordering::Relaxed);
@@ -252,6 +257,7 @@ fn dispatch(
         }
         Err(e) => fail(routine, &e),
     }
+    None
 }
 
 /// A 9-entry descriptor argument.
@@ -594,7 +600,7 @@ unsafe fn potrf<T: KernelScalar>(
         *info = 0;
         let op = potrf_operand(*n, *ia, *ja, desc9(desca));
         let ictxt = op.desc.ctxt;
-        dispatch(
+        let stopped = dispatch(
             routine,
             ictxt,
             |comm, g| ppotrf(comm, g, *uplo as u8, &op, &mut Array::from_raw(a, true)),
@@ -605,6 +611,9 @@ unsafe fn potrf<T: KernelScalar>(
             },
             || real::<Potrf<T>>(routine)(uplo, n, a, ia, ja, desca, info, 1),
         );
+        if let Some(column) = stopped {
+            *info = column;
+        }
     }
 }
 
@@ -639,7 +648,7 @@ unsafe fn potrs_or_posv<T: KernelScalar>(
             (*ib, *jb, desc9(descb)),
         );
         let ictxt = ops[0].desc.ctxt;
-        dispatch(
+        let stopped = dispatch(
             routine,
             ictxt,
             |comm, g| {
@@ -675,6 +684,9 @@ unsafe fn potrs_or_posv<T: KernelScalar>(
                 )
             },
         );
+        if let Some(column) = stopped {
+            *info = column;
+        }
     }
 }
 

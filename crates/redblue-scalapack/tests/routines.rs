@@ -806,7 +806,7 @@ fn rectangular_lu_is_served_in_the_callers_arrays() {
 }
 
 #[test]
-fn singular_and_nan_cases_are_passed_on_untouched() {
+fn lus_singular_and_nan_cases_are_passed_on_untouched_cholesky_stops_at_a_nan() {
     let a = Dist {
         m: 6,
         n: 6,
@@ -851,11 +851,140 @@ fn singular_and_nan_cases_are_passed_on_untouched() {
             assert!(untouched, "{what}");
         }
     }
+    // Cholesky does not look for NaN first, as ScaLAPACK's: the NaN at (4, 1) reaches the
+    // diagonal of row 4, whose pivot stops it there (`info = 5`), as LAPACK's would.
     let out = run_ranks(2, |comm| {
         let g = grid_of(&comm, 2, 1);
-        let mut la = a.local(&g, |i, j| if i == j { -1.0 } else { 0.0 });
+        let nan_at_4_1 = |i, j| {
+            if (i, j) == (4, 1) {
+                f64::NAN
+            } else {
+                spd(i, j, 6)
+            }
+        };
+        let mut la = a.local(&g, nan_at_4_1);
         let op = potrf_operand(6, 1, 1, a.desc(&g));
         ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap()
     });
-    assert!(out.iter().all(|o| matches!(o, Outcome::PassOn(_))));
+    assert!(out.iter().all(|o| *o == Outcome::Stopped(5)), "{out:?}");
+}
+
+/// A whole `n × n` matrix (`IA = JA = 1`) in arrays whose leading dimension is their local
+/// rows (`tight`) or two more: this rank's local array of `f` and its descriptor.
+fn whole_array<T: Scalar>(
+    g: &BlacsGrid,
+    n: usize,
+    nb: usize,
+    tight: bool,
+    f: impl Fn(usize, usize) -> T,
+) -> (Vec<T>, Descriptor) {
+    let a = Dist {
+        m: n,
+        n,
+        mb: nb,
+        nb,
+        src: (0, 0),
+    };
+    let layout = a.layout(g);
+    let (rows, cols) = layout.local_shape(g.rank());
+    let lld = if tight { rows.max(1) } else { rows + 2 };
+    let mut out = vec![T::from_f64_parts(SENTINEL, 0.0); lld * cols];
+    for lj in 0..cols {
+        for li in 0..rows {
+            let (i, j) = layout.local_to_global(g.rank(), li, lj);
+            out[li + lj * lld] = f(i, j);
+        }
+    }
+    let desc = Descriptor::from_9(&[
+        1, 0, n as i32, n as i32, nb as i32, nb as i32, 0, 0, lld as i32,
+    ]);
+    (out, desc)
+}
+
+#[test]
+fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_info() {
+    let (n, nb) = (24, 4);
+    for (nprow, npcol) in [(1, 2), (2, 1), (2, 2), (1, 1), (2, 3)] {
+        for tight in [true, false] {
+            // Positive definite: the factor, the upper triangle (NaN) untouched.
+            let value = |i: usize, j: usize| if i < j { f64::NAN } else { spd::<f64>(i, j, n) };
+            let ok = run_ranks(nprow * npcol, |comm| {
+                let g = grid_of(&comm, nprow, npcol);
+                let (mut la, desc) = whole_array(&g, n, nb, tight, value);
+                let op = potrf_operand(n as i32, 1, 1, desc);
+                let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
+                let a = Dist {
+                    m: n,
+                    n,
+                    mb: nb,
+                    nb,
+                    src: (0, 0),
+                };
+                let layout = a.layout(&g);
+                let lld = desc.lld as usize;
+                let (rows, cols) = layout.local_shape(g.rank());
+                let mut local = vec![0.0; rows * cols];
+                for lj in 0..cols {
+                    local[lj * rows..][..rows].copy_from_slice(&la[lj * lld..][..rows]);
+                }
+                let mut counts = vec![0usize; comm.size()];
+                comm.all_gather(&[local.len()], &mut counts).unwrap();
+                let mut all = vec![0.0; counts.iter().sum()];
+                comm.all_gather_v(&local, &mut all, &counts).unwrap();
+                let mut got = vec![0.0; n * n];
+                let mut start = 0;
+                for (r, &len) in counts.iter().enumerate() {
+                    let (rr, cc) = layout.local_shape(r);
+                    for lj in 0..cc {
+                        for li in 0..rr {
+                            let (i, j) = layout.local_to_global(r, li, lj);
+                            got[i + j * n] = all[start + li + lj * rr];
+                        }
+                    }
+                    start += len;
+                }
+                out == Outcome::Served && factor_ok(&got, n, 0, n, b'L', &value)
+            });
+            assert!(ok.iter().all(|&k| k), "{nprow}x{npcol} tight {tight}");
+
+            // Not positive definite at column 9: info 10 on every rank. In the caller's own
+            // array (tight, on one process row or column: numbered as the plan's grid) the
+            // columns before it are factored, as ScaLAPACK leaves them: the first diagonal
+            // entry is its square root; in a copy nothing is written.
+            let bad = 9;
+            let not_pd = |i: usize, j: usize| {
+                if (i, j) == (bad, bad) {
+                    -1.0
+                } else {
+                    value(i, j)
+                }
+            };
+            let out = run_ranks(nprow * npcol, |comm| {
+                let g = grid_of(&comm, nprow, npcol);
+                let (mut la, desc) = whole_array(&g, n, nb, tight, not_pd);
+                let op = potrf_operand(n as i32, 1, 1, desc);
+                let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
+                (out, (g.rank() == 0).then(|| la[0]))
+            });
+            let in_place = tight && (nprow == 1 || npcol == 1) && nprow * npcol <= 2;
+            for (o, first) in out {
+                assert_eq!(
+                    o,
+                    Outcome::Stopped(bad as i32 + 1),
+                    "{nprow}x{npcol} {tight}"
+                );
+                if let Some(x) = first {
+                    let want = if in_place {
+                        (2.0 * n as f64).sqrt()
+                    } else {
+                        2.0 * n as f64
+                    };
+                    assert!(
+                        (x - want).abs() < 1e-12,
+                        "{nprow}x{npcol} tight {tight}: {x}"
+                    );
+                }
+            }
+        }
+    }
 }
