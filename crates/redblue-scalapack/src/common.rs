@@ -7,7 +7,7 @@ use redblue_comm::Communicator;
 use redblue_core::{Op, Scalar};
 use redblue_dist::{
     transform, BlockCyclic, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut,
-    Layout, OwnedDistMatrix, RowPermuted,
+    GridOrder, Layout, OwnedDistMatrix, RowPermuted,
 };
 use std::fmt;
 use std::marker::PhantomData;
@@ -209,6 +209,42 @@ pub fn submatrix(
     BlockCyclicSubmatrix::new(parent, i..i + us(op.m)?, j..j + us(op.n)?, llds.to_vec()).or_serve()
 }
 
+/// Whether a factorisation on grid `g` runs on its processes numbered column-major: on a 2D
+/// grid, whose processes BLACS numbers row-major while the pipeline's tiles are dealt
+/// column-major — in that order the caller's arrays can be the factorisation's own layout
+/// (nothing moves between processes, and Cholesky works in the array itself).
+pub fn factors_column_major(g: &BlacsGrid) -> bool {
+    g.nprow > 1 && g.npcol > 1
+}
+
+/// The grid's communicator with its processes numbered column-major: process `(r, c)` is
+/// rank `c·nprow + r` (a split; no data moves).
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn column_major_comm<C: Communicator>(comm: &C, g: &BlacsGrid) -> Result<C, ServeError> {
+    comm.split(0, g.mycol * g.nprow + g.myrow).or_serve()
+}
+
+/// `layout`, an array on grid `g` with its processes numbered row-major (BLACS's order), with
+/// them numbered column-major, as on [`column_major_comm`]: the same elements in the same
+/// local arrays, each process's leading dimension going with it.
+///
+/// # Errors
+/// None for a layout of `g`.
+pub fn column_major(
+    g: &BlacsGrid,
+    layout: &BlockCyclicSubmatrix,
+) -> Result<BlockCyclicSubmatrix, ServeError> {
+    let parent = layout.parent().clone().with_order(GridOrder::ColMajor);
+    let llds = (0..g.nprow * g.npcol)
+        .map(|k| layout.lld((k % g.nprow) * g.npcol + k / g.nprow))
+        .collect();
+    let (rows, cols) = layout.ranges();
+    BlockCyclicSubmatrix::new(parent, rows, cols, llds).or_serve()
+}
+
 /// This rank's elements of `layout` (global indices and local positions), in its blocks'
 /// order.
 pub fn local_elements(
@@ -273,6 +309,37 @@ pub fn solve_in_place<T: Scalar, C: Communicator>(
             let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
             let mut out = BorrowedDistMatrixMut::new(comm, rows, local).or_serve()?;
             transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_major_renumbering_keeps_every_element_on_its_process_and_place() {
+        let (nprow, npcol) = (2, 3);
+        let parent = BlockCyclic::new(23, 19, 3, 2, nprow, npcol)
+            .unwrap()
+            .with_source(1, 2)
+            .unwrap();
+        let llds: Vec<usize> = (0..6).map(|r| parent.local_shape(r).0 + r).collect();
+        let layout = BlockCyclicSubmatrix::new(parent, 2..21, 1..18, llds).unwrap();
+        for r in 0..nprow * npcol {
+            let g = BlacsGrid {
+                nprow,
+                npcol,
+                myrow: r / npcol,
+                mycol: r % npcol,
+            };
+            let col = column_major(&g, &layout).unwrap();
+            // BLACS's rank `r` is rank `c·nprow + r` of the renumbered communicator.
+            let renumbered = g.mycol * nprow + g.myrow;
+            assert_eq!(col.local_len(renumbered), layout.local_len(r));
+            for (i, j, pos) in local_elements(&layout, r) {
+                assert_eq!(col.to_local(i, j), (renumbered, pos), "({i}, {j})");
+            }
         }
     }
 }

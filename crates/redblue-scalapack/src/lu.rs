@@ -3,7 +3,8 @@
 
 use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{
-    agree, local_elements, op_of, solve_in_place, submatrix, Array, OrServe, Outcome, ServeError,
+    agree, column_major, column_major_comm, factors_column_major, local_elements, op_of,
+    solve_in_place, submatrix, Array, OrServe, Outcome, ServeError,
 };
 use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
@@ -187,6 +188,15 @@ pub fn pgetrf<T: KernelScalar, C: Communicator>(
         return Ok(Outcome::Served);
     }
     let layout = submatrix(g, op, &agreed.llds[0])?;
+    // A 2D grid's processes in the pipeline's order (column-major): its arrays can then be the
+    // plan's own layout.
+    let renumbered;
+    let (comm, layout) = if factors_column_major(g) {
+        renumbered = column_major_comm(comm, g)?;
+        (&renumbered, column_major(g, &layout)?)
+    } else {
+        (comm, layout)
+    };
     Ok(match factor_into(comm, g, op, &layout, a, ipiv)? {
         Ok(_) => Outcome::Served,
         Err(pass) => pass,
@@ -372,6 +382,13 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
+    let renumbered;
+    let (comm, la, lb) = if factors_column_major(g) {
+        renumbered = column_major_comm(comm, g)?;
+        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
+    } else {
+        (comm, la, lb)
+    };
     let factors = match factor_into(comm, g, oa, &la, a, ipiv)? {
         Ok(f) => f,
         Err(pass) => return Ok(pass),

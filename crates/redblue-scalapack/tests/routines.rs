@@ -948,8 +948,8 @@ fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_inf
             assert!(ok.iter().all(|&k| k), "{nprow}x{npcol} tight {tight}");
 
             // Not positive definite at column 9: info 10 on every rank. In the caller's own
-            // array (tight, on one process row or column: numbered as the plan's grid) the
-            // columns before it are factored, as ScaLAPACK leaves them: the first diagonal
+            // array (tight; a 2D grid's processes renumbered column-major, the plan's order)
+            // the columns before it are factored, as ScaLAPACK leaves them: the first diagonal
             // entry is its square root; in a copy nothing is written.
             let bad = 9;
             let not_pd = |i: usize, j: usize| {
@@ -966,7 +966,7 @@ fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_inf
                 let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
                 (out, (g.rank() == 0).then(|| la[0]))
             });
-            let in_place = tight && (nprow == 1 || npcol == 1) && nprow * npcol <= 2;
+            let in_place = tight;
             for (o, first) in out {
                 assert_eq!(
                     o,
