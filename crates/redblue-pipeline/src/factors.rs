@@ -162,7 +162,12 @@ impl<T: KernelScalar> TileFactors<T> {
         // `OutOfMemory` everywhere); the transform with beta = 0 writes every element.
         let mut local =
             crate::reserve::reserve::<T, C>(comm, &geom, native.local_len(rank), 0)?.take_copy();
-        {
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            // No rows to permute: whole blocks at a time (a row-permuted layout's blocks are
+            // single rows).
+            let mut placed = BorrowedDistMatrixMut::new(comm, native.clone(), &mut local)?;
+            transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
+        } else {
             let mut placed = BorrowedDistMatrixMut::new(
                 comm,
                 RowPermuted::new(native.clone(), perm.to_vec())?,

@@ -1,9 +1,13 @@
 /* A ScaLAPACK program, as users write them, for redblue's ScaLAPACK library: it calls
- * pdgemm_, pdgetrf_, pdpotrf_ (timed) and pdgesv_, pdposv_ (checked) on block-cyclic arrays it
- * allocates itself. Run it under mpirun with and without the library preloaded:
+ * pdgemm_, pdgetrf_, pdpotrf_, pdgetrs_, pdpotrs_ (timed) and pdgesv_, pdposv_ (checked) on
+ * block-cyclic arrays it allocates itself. Run it under mpirun with and without the library
+ * preloaded:
  *
- *   driver time gemm|getrf|potrf N NB REPS P Q   one warm-up, then REPS timed calls; rank 0
- *                                                prints "time ROUTINE SECONDS" per call
+ *   driver time ROUTINE N NB REPS P Q            one warm-up, then REPS timed calls; rank 0
+ *                                                prints "time ROUTINE SECONDS" per call;
+ *                                                ROUTINE is gemm, getrf, potrf, or getrs or
+ *                                                potrs (16 right-hand sides, with the factors
+ *                                                of one untimed pdgetrf_ or pdpotrf_ call)
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
  *                                                of that order (R, row-major, by default) and
  *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
@@ -35,6 +39,12 @@ extern void pdgetrf_(const int *m, const int *n, double *a, const int *ia, const
                      const int *desca, int *ipiv, int *info);
 extern void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja,
                      const int *desca, int *info);
+extern void pdgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
+                     const int *ia, const int *ja, const int *desca, const int *ipiv, double *b,
+                     const int *ib, const int *jb, const int *descb, int *info, int trans_len);
+extern void pdpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
+                     const int *ia, const int *ja, const int *desca, double *b, const int *ib,
+                     const int *jb, const int *descb, int *info, int uplo_len);
 extern void pdgesv_(const int *n, const int *nrhs, double *a, const int *ia, const int *ja,
                     const int *desca, int *ipiv, double *b, const int *ib, const int *jb,
                     const int *descb, int *info);
@@ -92,15 +102,35 @@ static double now(void) {
 
 static int timed(const char *routine, int n, int nb, int reps) {
   Matrix a = matrix(n, n, nb), b = matrix(n, n, nb), c = matrix(n, n, nb);
-  int one = 1, info = 0;
+  int one = 1, info = 0, nrhs = 16;
   int *ipiv = malloc(sizeof(int) * (size_t)(a.locr + nb));
   double alpha = 1.0, beta = 0.0;
-  int spd = strcmp(routine, "potrf") == 0;
+  int spd = strcmp(routine, "potrf") == 0 || strcmp(routine, "potrs") == 0;
+  int solve = strcmp(routine, "getrs") == 0 || strcmp(routine, "potrs") == 0;
+  Matrix x = matrix(n, nrhs, nb);
   fill(&b, 2, 0);
-  for (int rep = 0; rep <= reps; rep++) {
+  if (solve) {
     fill(&a, 1, spd);
+    if (spd)
+      pdpotrf_("L", &n, a.a, &one, &one, a.desc, &info);
+    else
+      pdgetrf_(&n, &n, a.a, &one, &one, a.desc, ipiv, &info);
+    if (info != 0) {
+      if (me == 0) fprintf(stderr, "%s: the factorisation's info = %d\n", routine, info);
+      return 1;
+    }
+  }
+  for (int rep = 0; rep <= reps; rep++) {
+    if (solve)
+      fill(&x, 7, 0);
+    else
+      fill(&a, 1, spd);
     double t = now();
-    if (strcmp(routine, "gemm") == 0) {
+    if (strcmp(routine, "getrs") == 0) {
+      pdgetrs_("N", &n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info, 1);
+    } else if (strcmp(routine, "potrs") == 0) {
+      pdpotrs_("L", &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info, 1);
+    } else if (strcmp(routine, "gemm") == 0) {
       pdgemm_("N", "N", &n, &n, &n, &alpha, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc,
               &beta, c.a, &one, &one, c.desc);
     } else if (strcmp(routine, "getrf") == 0) {
@@ -167,7 +197,7 @@ int main(int argc, char **argv) {
   const char *order = argc == 7 ? argv[6] : "R";
   if (!timing && !checking) {
     if (me == 0)
-      fprintf(stderr, "usage: driver time gemm|getrf|potrf N NB REPS P Q | driver check N NB P Q [R|C]\n");
+      fprintf(stderr, "usage: driver time gemm|getrf|potrf|getrs|potrs N NB REPS P Q | driver check N NB P Q [R|C]\n");
     MPI_Finalize();
     return 2;
   }

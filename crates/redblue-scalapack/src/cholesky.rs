@@ -206,12 +206,15 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
-    solve_with_factor(
-        comm,
-        uplo_of(uplo).unwrap_or(Uplo::Lower),
-        (&la, a),
-        (&lb, b),
-    )
+    let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
+    let renumbered;
+    let (comm, la, lb) = if uplo == Uplo::Lower && factors_column_major(g) {
+        renumbered = column_major_comm(comm, g)?;
+        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
+    } else {
+        (comm, la, lb)
+    };
+    solve_with_factor(comm, uplo, (&la, a), (&lb, b))
 }
 
 /// Solves `sub(A)·X = sub(B)` in place of `sub(B)` with the Cholesky factor in the `uplo`
@@ -223,7 +226,10 @@ fn solve_with_factor<T: KernelScalar, C: Communicator>(
     (lb, b): (&BlockCyclicSubmatrix, &mut Array<'_, T>),
 ) -> Result<Outcome, ServeError> {
     let n = la.shape().0;
-    let plan = CholeskyPlan::new(n, comm.size(), &CholeskyParams::default()).or_serve()?;
+    // The factor placed on the caller's grid and blocks when they can be the plan's own (it
+    // then moves only within each process).
+    let plan = CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), la, uplo)
+        .or_serve()?;
     let factor = {
         let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
             .or_serve()?;

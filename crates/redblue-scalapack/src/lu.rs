@@ -10,7 +10,7 @@ use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
     transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
-    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
+    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu_with, LuError, LuFactors, LuParams, LuPlan};
@@ -257,17 +257,42 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
+    let renumbered;
+    let (comm, la, lb) = if factors_column_major(g) {
+        renumbered = column_major_comm(comm, g)?;
+        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
+    } else {
+        (comm, la, lb)
+    };
     let n = oa.n as usize;
-    let plan = LuPlan::new(n, comm.size(), &LuParams::default()).or_serve()?;
+    let params = LuParams::default();
+    // The factors placed on the caller's grid and blocks when they can be the plan's own (they
+    // then move only within each process); `op(A)`'s are on the transposed grid.
+    let plan = match op_of(trans) {
+        Some(Op::NoTrans) => LuPlan::for_layout(n, n, comm.size(), &params, &la),
+        _ => LuPlan::new(n, comm.size(), &params),
+    }
+    .or_serve()?;
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
-    let (factors, unpermute) = match op_of(trans).unwrap_or(Op::NoTrans) {
-        Op::NoTrans => (
-            or_pass_on(LuFactors::from_packed(comm, &plan, &av, &perm, Par::Seq))?,
-            None,
-        ),
-        op => (transposed_factors(comm, &plan, &av, op)?, Some(perm)),
-    };
+    if op_of(trans) == Some(Op::NoTrans) {
+        // `L\U` of `P·A` taken as it is (no rows of the factors moved), `P·B` solved with it.
+        let identity: Vec<usize> = (0..n).collect();
+        let factors = match or_pass_on(LuFactors::from_packed(
+            comm,
+            &plan,
+            &av,
+            &identity,
+            Par::Seq,
+        ))? {
+            Ok(f) => f,
+            Err(pass) => return Ok(pass),
+        };
+        drop(av);
+        return solve_permuted(comm, &lb, b, perm, |pb| factors.solve(comm, pb).or_serve());
+    }
+    let op = op_of(trans).unwrap_or(Op::Trans);
+    let (factors, unpermute) = (transposed_factors(comm, &plan, &av, op)?, Some(perm));
     drop(av);
     match factors {
         Ok(factors) => solve_in_place(comm, &lb, b, unpermute, |bv| {
@@ -275,6 +300,27 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
         })?,
         Err(pass) => return Ok(pass),
     }
+    Ok(Outcome::Served)
+}
+
+/// Solves `A·X = B` in the caller's `B` (layout `lb`) as `(L·U)·X = P·B`, `solve` given the
+/// rows of `B` in the order `perm` (row `i` of `P·B` is row `perm[i]` of `B`).
+///
+/// # Collective
+fn solve_permuted<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    lb: &BlockCyclicSubmatrix,
+    b: &mut Array<'_, T>,
+    perm: Vec<usize>,
+    solve: impl FnOnce(
+        &BorrowedDistMatrix<'_, T, RowPermuted<BlockCyclicSubmatrix>>,
+    ) -> Result<OwnedDistMatrix<T, RowPermuted<BlockCyclicSubmatrix>>, ServeError>,
+) -> Result<Outcome, ServeError> {
+    let len = lb.local_len(comm.rank());
+    let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
+    let x = solve(&BorrowedDistMatrix::new(comm, rows, b.read(len)?).or_serve()?)?;
+    let mut out = BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(len)?).or_serve()?;
+    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()?;
     Ok(Outcome::Served)
 }
 
