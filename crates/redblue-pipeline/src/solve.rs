@@ -33,7 +33,7 @@
 //! whichever is less, so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
-use crate::geometry::{mark_positions, Geometry, Tiles};
+use crate::geometry::{gather_runs, mark_positions, Geometry, Tiles};
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::{Diag, Op, Side, Uplo};
 use redblue_dist::exchange::{exchange, Move};
@@ -577,11 +577,14 @@ impl SweepStep<'_> {
         };
         let mut product = vec![T::zero(); rows.len() * nrhs];
         if !rows.is_empty() && w > 0 && nrhs > 0 {
-            let panel: Vec<T> = g
-                .panel(t)
-                .flat_map(|j| rows.iter().map(move |&i| (i, j)))
-                .map(|(i, j)| factors.get(i, j))
-                .collect();
+            // My rows of the panel, a run of each column at a time.
+            let (mr, ld) = (rows.len(), factors.ld());
+            let mut panel = vec![T::zero(); mr * w];
+            for (jj, j) in g.panel(t).enumerate() {
+                let col = &factors.data[factors.col_pos(j) * ld..][..ld];
+                let at = |r: usize| factors.row_pos(r);
+                gather_runs(col, &rows, at, &mut panel[jj * mr..][..mr]);
+            }
             gemm(
                 T::one(),
                 MatRef::from_slice(&panel, rows.len(), w, rows.len())?,
