@@ -536,14 +536,28 @@ impl SweepStep<'_> {
         let rows = mine.len();
         let mut panel = vec![T::zero(); rows * w];
         let transposed = self.transposed();
-        exchange(comm, &moves, |i, j| factors.get(i, j))?.apply(|i, j, v| {
+        let mut place = |i: usize, j: usize, v: T| {
             if transposed {
                 // Row `i` of the panel, column `j` (one of mine).
                 panel[(i - start) + row_pos[j] * w] = v;
             } else {
                 panel[row_pos[i] + (j - start) * rows] = v;
             }
-        });
+        };
+        // A rank's move to itself is copied here, straight from its tiles (every rank splits
+        // the same list alike: such a move is one rank's alone).
+        let (own, crossing): (Vec<Move>, Vec<Move>) =
+            moves.into_iter().partition(|m| m.from == m.to);
+        let ld = factors.ld();
+        for m in own.iter().filter(|m| m.to == comm.rank()) {
+            for &j in &m.cols {
+                let col = &factors.data[factors.col_pos(j) * ld..][..ld];
+                for &i in &m.rows {
+                    place(i, j, col[factors.row_pos(i)]);
+                }
+            }
+        }
+        exchange(comm, &crossing, |i, j| factors.get(i, j))?.apply(place);
         Ok(panel)
     }
 }
