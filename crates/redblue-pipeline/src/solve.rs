@@ -268,6 +268,75 @@ pub fn product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> V
     out
 }
 
+/// The columns of `others` each grid column holds, by grid column.
+fn cols_by_grid_column(g: &Geometry, others: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); g.py];
+    for &j in others {
+        out[g.col_py(j)].push(j);
+    }
+    out
+}
+
+/// Step 4 of Cholesky's back substitution when products are cheaper: the solved rows `piv`,
+/// every right-hand side, from the solving grid row to the ranks of that grid row holding
+/// columns `others` of the panel's row block.
+pub fn x_to_row_block_moves(
+    g: &Geometry,
+    nrhs: usize,
+    t: usize,
+    piv: &[usize],
+    others: &[usize],
+) -> Vec<Move> {
+    let xt = g.solver_row(t);
+    let holders = cols_by_grid_column(g, others);
+    let mut out = Vec::new();
+    for y in 0..g.py {
+        let cols = rhs_cols(g, nrhs, y);
+        if cols.is_empty() {
+            continue;
+        }
+        for (to_y, held) in holders.iter().enumerate() {
+            if !held.is_empty() {
+                out.push(Move {
+                    from: g.rank(xt, y, 0),
+                    to: g.rank(xt, to_y, 0),
+                    rows: piv.to_vec(),
+                    cols: cols.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Step 5 of Cholesky's back substitution when products are cheaper: the products
+/// `(L[panel, j])ᴴ·X` for the columns `j` of `others` each rank of the solving grid row holds,
+/// to the ranks holding rows `j` of `B`.
+pub fn row_block_product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+    let xt = g.solver_row(t);
+    let mut out = Vec::new();
+    for (from_y, held) in cols_by_grid_column(g, others).iter().enumerate() {
+        for x in 0..g.px {
+            let rows = g.rows_of(held, x);
+            if rows.is_empty() {
+                continue;
+            }
+            for y in 0..g.py {
+                let cols = rhs_cols(g, nrhs, y);
+                if !cols.is_empty() {
+                    out.push(Move {
+                        from: g.rank(xt, from_y, 0),
+                        to: g.rank(x, y, 0),
+                        rows: rows.clone(),
+                        cols,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Words of `moves` that cross a rank boundary.
 fn crossing_words(moves: &[Move]) -> usize {
     moves
@@ -492,26 +561,47 @@ impl SweepStep<'_> {
     /// Whether this step brings the solved rows to the factor's panel and sends back the
     /// products (few right-hand sides: `K` columns per grid column against the panel's `w`)
     /// instead of bringing the panel to the right-hand sides: when that moves fewer words in
-    /// total. Known to every rank from global facts. Cholesky's back substitution always moves
-    /// the panel (its panel is a row block).
+    /// total. Known to every rank from global facts. (Cholesky's back substitution: its panel
+    /// is the row block, on the solving grid row.)
     fn moves_products(&self, piv: &[usize], others: &[usize]) -> bool {
-        if self.transposed() {
-            return false;
-        }
+        let products: usize = self
+            .product_lists(piv, others)
+            .iter()
+            .map(|m| crossing_words(m))
+            .sum();
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
-        let products = crossing_words(&x_to_panel_moves(g, nrhs, t, piv, others))
-            + crossing_words(&product_moves(g, nrhs, t, others));
-        products < crossing_words(&panel_moves(g, nrhs, t, others))
+        products
+            < crossing_words(&factor_moves(
+                g,
+                self.triangles,
+                self.sweep,
+                nrhs,
+                t,
+                others,
+            ))
+    }
+
+    /// The solved rows' moves to the panel and the products' back.
+    fn product_lists(&self, piv: &[usize], others: &[usize]) -> [Vec<Move>; 2] {
+        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
+        if self.transposed() {
+            [
+                x_to_row_block_moves(g, nrhs, t, piv, others),
+                row_block_product_moves(g, nrhs, t, others),
+            ]
+        } else {
+            [
+                x_to_panel_moves(g, nrhs, t, piv, others),
+                product_moves(g, nrhs, t, others),
+            ]
+        }
     }
 
     /// The move lists of steps 4 and 5: the panel's, or the solved rows' and the products'.
     fn update_moves(&self, piv: &[usize], others: &[usize]) -> Vec<Vec<Move>> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         if self.moves_products(piv, others) {
-            vec![
-                x_to_panel_moves(g, nrhs, t, piv, others),
-                product_moves(g, nrhs, t, others),
-            ]
+            self.product_lists(piv, others).to_vec()
         } else {
             vec![factor_moves(g, self.triangles, self.sweep, nrhs, t, others)]
         }
@@ -581,41 +671,57 @@ impl SweepStep<'_> {
         par: Par,
     ) -> Result<(), SolveError> {
         let (g, t, nrhs, w) = (self.g, self.t, self.nrhs, piv.len());
-        let (y0, _) = g.panel_owner(t);
+        let [to_panel, back] = self.product_lists(piv, others);
         let mut x_all = vec![T::zero(); w * nrhs];
-        exchange(comm, &x_to_panel_moves(g, nrhs, t, piv, others), solved)?
-            .apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
+        exchange(comm, &to_panel, solved)?.apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
+        // The rows of `B` this rank makes products for: its rows of `others` on the panel's
+        // grid column, or (the row block) its columns of `others` on the solving grid row.
+        let (x0, y0) = (g.solver_row(t), g.panel_owner(t).0);
+        let transposed = self.transposed();
         let rows = match g.coords(comm.rank()) {
-            Some((x, y, 0)) if y == y0 => g.rows_of(others, x),
+            Some((x, y, 0)) if transposed && x == x0 => others
+                .iter()
+                .copied()
+                .filter(|&j| g.col_py(j) == y)
+                .collect(),
+            Some((x, y, 0)) if !transposed && y == y0 => g.rows_of(others, x),
             _ => Vec::new(),
         };
-        let mut product = vec![T::zero(); rows.len() * nrhs];
-        if !rows.is_empty() && w > 0 && nrhs > 0 {
-            // My rows of the panel, a run of each column at a time.
-            let (mr, ld) = (rows.len(), factors.ld());
-            let mut panel = vec![T::zero(); mr * w];
-            for (jj, j) in g.panel(t).enumerate() {
-                let col = &factors.data[factors.col_pos(j) * ld..][..ld];
-                let at = |r: usize| factors.row_pos(r);
-                gather_runs(col, &rows, at, &mut panel[jj * mr..][..mr]);
-            }
+        let mr = rows.len();
+        let mut product = vec![T::zero(); mr * nrhs];
+        if mr > 0 && w > 0 && nrhs > 0 {
+            // The factor's part, a run of each of its columns at a time: `mr × w` (my rows of
+            // the panel's columns), or `w × mr` (the panel's rows of my columns).
+            let ld = factors.ld();
+            let at = |r: usize| factors.row_pos(r);
+            let column = |j: usize| &factors.data[factors.col_pos(j) * ld..][..ld];
+            let mut part = vec![T::zero(); mr * w];
+            let (a, op) = if transposed {
+                let panel: Vec<usize> = g.panel(t).collect();
+                for (jj, &j) in rows.iter().enumerate() {
+                    gather_runs(column(j), &panel, at, &mut part[jj * w..][..w]);
+                }
+                (MatRef::from_slice(&part, w, mr, w)?, Op::ConjTrans)
+            } else {
+                for (jj, j) in g.panel(t).enumerate() {
+                    gather_runs(column(j), &rows, at, &mut part[jj * mr..][..mr]);
+                }
+                (MatRef::from_slice(&part, mr, w, mr)?, Op::NoTrans)
+            };
             gemm(
                 T::one(),
-                MatRef::from_slice(&panel, rows.len(), w, rows.len())?,
-                Op::NoTrans,
+                a,
+                op,
                 MatRef::from_slice(&x_all, w, nrhs, w)?,
                 Op::NoTrans,
                 T::zero(),
-                MatMut::from_slice(&mut product, rows.len(), nrhs, rows.len())?,
+                MatMut::from_slice(&mut product, mr, nrhs, mr)?,
                 par,
             )?;
         }
         let mut at = vec![usize::MAX; g.n];
         mark_positions(&mut at, &rows);
-        exchange(comm, &product_moves(g, nrhs, t, others), |i, j| {
-            product[at[i] + j * rows.len()]
-        })?
-        .apply(|i, j, v| *b.at(i, j) -= v);
+        exchange(comm, &back, |i, j| product[at[i] + j * mr])?.apply(|i, j, v| *b.at(i, j) -= v);
         Ok(())
     }
 }
@@ -736,9 +842,11 @@ mod tests {
             |nrhs| step(Triangles::Lu, Sweep::Forward, nrhs, 1).moves_products(&piv, &others);
         assert!(decide(1) && decide(4));
         assert!(!decide(32));
-        // Cholesky's back substitution always moves its row block.
-        let back = step(Triangles::Cholesky, Sweep::Backward, 1, 1);
-        assert!(!back.moves_products(&piv, &others));
+        // Cholesky's back substitution (its panel the row block on the solving grid row) too.
+        let back = |nrhs| {
+            step(Triangles::Cholesky, Sweep::Backward, nrhs, 1).moves_products(&piv, &others)
+        };
+        assert!(back(1) && !back(32));
         // One right-hand side: the 8 solved rows to grid column 1 of both grid rows, the 24
         // products of each grid row back to grid column 0; against 24 × 8 panel rows per grid
         // row.
