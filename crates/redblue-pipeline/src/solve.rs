@@ -498,14 +498,16 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             step.update_by_products(comm, factors, &mut b, piv, &others, (&piv_pos, solved), par)?;
             continue;
         }
-        let panel = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
+        let (copied, in_tiles) = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
         if !mine.is_empty() && w > 0 {
-            let (op, panel) = match step.transposed() {
-                true => (Op::ConjTrans, MatRef::from_slice(&panel, w, mine.len(), w)?),
-                false => (
-                    Op::NoTrans,
-                    MatRef::from_slice(&panel, mine.len(), w, mine.len())?,
-                ),
+            let op = match step.transposed() {
+                true => Op::ConjTrans,
+                false => Op::NoTrans,
+            };
+            let panel = match in_tiles {
+                Some(view) => view,
+                None if step.transposed() => MatRef::from_slice(&copied, w, mine.len(), w)?,
+                None => MatRef::from_slice(&copied, mine.len(), w, mine.len())?,
             };
             update_rows(&mut b, &mine, panel, op, &x_blk, w, par)?;
         }
@@ -609,21 +611,36 @@ impl SweepStep<'_> {
 
     /// Step 4: the factor's panel on this rank's rows `mine` of `others` (`row_pos`: their
     /// positions), `mine.len() × w` column-major, or `w × mine.len()` when
-    /// [`transposed`](Self::transposed).
+    /// [`transposed`](Self::transposed): a view of this rank's own tiles when it holds all of
+    /// it there in one block, a copy otherwise.
     ///
     /// # Collective
-    fn factor_panel<T: KernelScalar, C: Communicator>(
+    fn factor_panel<'t, T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
-        factors: &Tiles<'_, T>,
+        factors: &'t Tiles<'_, T>,
         others: &[usize],
         mine: &[usize],
         row_pos: &[usize],
-    ) -> Result<Vec<T>, CommError> {
+    ) -> Result<(Vec<T>, Option<MatRef<'t, T>>), SolveError> {
         let (g, t) = (self.g, self.t);
         let moves = factor_moves(g, self.triangles, self.sweep, self.nrhs, t, others);
         let (w, start) = (g.panel(t).len(), g.panel(t).start);
         let rows = mine.len();
+        let me = comm.rank();
+        if moves.iter().all(|m| m.to != me || m.from == me) {
+            let panel: Vec<usize> = g.panel(t).collect();
+            let (r, c) = match self.transposed() {
+                true => (panel.as_slice(), mine),
+                false => (mine, panel.as_slice()),
+            };
+            if let Some(view) = block_in_tiles(factors, r, c)? {
+                // Nothing of it comes from another rank; the others' moves still run.
+                let crossing: Vec<Move> = moves.into_iter().filter(|m| m.from != m.to).collect();
+                exchange(comm, &crossing, |i, j| factors.get(i, j))?.apply(|_, _, _: T| {});
+                return Ok((Vec::new(), Some(view)));
+            }
+        }
         let mut panel = vec![T::zero(); rows * w];
         let transposed = self.transposed();
         let mut place = |i: usize, j: usize, v: T| {
@@ -648,7 +665,7 @@ impl SweepStep<'_> {
             }
         }
         exchange(comm, &crossing, |i, j| factors.get(i, j))?.apply(place);
-        Ok(panel)
+        Ok((panel, None))
     }
 }
 
@@ -695,18 +712,32 @@ impl SweepStep<'_> {
             let ld = factors.ld();
             let at = |r: usize| factors.row_pos(r);
             let column = |j: usize| &factors.data[factors.col_pos(j) * ld..][..ld];
-            let mut part = vec![T::zero(); mr * w];
+            let panel: Vec<usize> = g.panel(t).collect();
+            let mut part = Vec::new();
             let (a, op) = if transposed {
-                let panel: Vec<usize> = g.panel(t).collect();
-                for (jj, &j) in rows.iter().enumerate() {
-                    gather_runs(column(j), &panel, at, &mut part[jj * w..][..w]);
-                }
-                (MatRef::from_slice(&part, w, mr, w)?, Op::ConjTrans)
+                let a = match block_in_tiles(factors, &panel, &rows)? {
+                    Some(view) => view,
+                    None => {
+                        part.resize(mr * w, T::zero());
+                        for (jj, &j) in rows.iter().enumerate() {
+                            gather_runs(column(j), &panel, at, &mut part[jj * w..][..w]);
+                        }
+                        MatRef::from_slice(&part, w, mr, w)?
+                    }
+                };
+                (a, Op::ConjTrans)
             } else {
-                for (jj, j) in g.panel(t).enumerate() {
-                    gather_runs(column(j), &rows, at, &mut part[jj * mr..][..mr]);
-                }
-                (MatRef::from_slice(&part, mr, w, mr)?, Op::NoTrans)
+                let a = match block_in_tiles(factors, &rows, &panel)? {
+                    Some(view) => view,
+                    None => {
+                        part.resize(mr * w, T::zero());
+                        for (jj, &j) in panel.iter().enumerate() {
+                            gather_runs(column(j), &rows, at, &mut part[jj * mr..][..mr]);
+                        }
+                        MatRef::from_slice(&part, mr, w, mr)?
+                    }
+                };
+                (a, Op::NoTrans)
             };
             gemm(
                 T::one(),
@@ -724,6 +755,33 @@ impl SweepStep<'_> {
         exchange(comm, &back, |i, j| product[at[i] + j * mr])?.apply(|i, j, v| *b.at(i, j) -= v);
         Ok(())
     }
+}
+
+/// The block of global `rows × cols` of `tiles` as a view, when they are held here at
+/// consecutive local rows and columns (`None` otherwise, or when empty).
+fn block_in_tiles<'t, T: KernelScalar>(
+    tiles: &'t Tiles<'_, T>,
+    rows: &[usize],
+    cols: &[usize],
+) -> Result<Option<MatRef<'t, T>>, KernelError> {
+    let (Some(&r0), Some(&c0)) = (rows.first(), cols.first()) else {
+        return Ok(None);
+    };
+    let (pr, pc) = (tiles.row_pos(r0), tiles.col_pos(c0));
+    let consecutive = pr != usize::MAX
+        && pc != usize::MAX
+        && rows.iter().enumerate().all(|(k, &r)| tiles.row_pos(r) == pr + k)
+        && cols.iter().enumerate().all(|(k, &c)| tiles.col_pos(c) == pc + k);
+    if !consecutive {
+        return Ok(None);
+    }
+    let ld = tiles.ld();
+    Ok(Some(MatRef::from_slice(
+        &tiles.data[pr + pc * ld..],
+        rows.len(),
+        cols.len(),
+        ld,
+    )?))
 }
 
 /// `B[mine] −= op(panel)·X` (`X` is `w × ny`).
