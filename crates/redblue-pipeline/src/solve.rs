@@ -337,6 +337,68 @@ pub fn row_block_product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[us
     out
 }
 
+/// Which ranks hold products not yet delivered, row by row, during one sweep: a step that moves
+/// products leaves them with their makers ([`SweepStep::product_makers`]), and the step that
+/// solves a row first brings them to the row's owners ([`Partials::moves`]).
+struct Partials {
+    /// Per global row, the ranks holding a partial sum for it.
+    holders: Vec<Vec<usize>>,
+}
+
+impl Partials {
+    fn new(n: usize) -> Self {
+        Partials {
+            holders: vec![Vec::new(); n],
+        }
+    }
+
+    /// Rows `rows` of rank `rank` now hold products.
+    fn record(&mut self, rank: usize, rows: &[usize]) {
+        for &i in rows {
+            if !self.holders[i].contains(&rank) {
+                self.holders[i].push(rank);
+            }
+        }
+    }
+
+    /// The partial sums of rows `piv` to the ranks holding those rows of `B` (every
+    /// right-hand side of their grid column), in rank order of the holders; they are
+    /// delivered once.
+    fn moves(&mut self, g: &Geometry, nrhs: usize, piv: &[usize]) -> Vec<Move> {
+        let mut by_holder: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &i in piv {
+            for r in std::mem::take(&mut self.holders[i]) {
+                match by_holder.iter_mut().find(|(h, _)| *h == r) {
+                    Some((_, rows)) => rows.push(i),
+                    None => by_holder.push((r, vec![i])),
+                }
+            }
+        }
+        by_holder.sort_by_key(|(h, _)| *h);
+        let mut out = Vec::new();
+        for (from, rows) in by_holder {
+            for x in 0..g.px {
+                let mine = g.rows_of(&rows, x);
+                if mine.is_empty() {
+                    continue;
+                }
+                for y in 0..g.py {
+                    let cols = rhs_cols(g, nrhs, y);
+                    if !cols.is_empty() {
+                        out.push(Move {
+                            from,
+                            to: g.rank(x, y, 0),
+                            rows: mine.clone(),
+                            cols,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Words of `moves` that cross a rank boundary.
 fn crossing_words(moves: &[Move]) -> usize {
     moves
@@ -448,10 +510,18 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     let ny = b.cols.len();
     let mut piv_pos = vec![usize::MAX; n];
     let mut row_pos = vec![usize::MAX; n];
+    // Products made and not yet delivered (by steps that move products), per sweep.
+    let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
     for (sweep, t, others) in schedule(pivots, n) {
         let piv = &pivots[t];
         let w = piv.len();
         mark_positions(&mut piv_pos, piv);
+        if current != Some(sweep) {
+            (partials, partial, current) = (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
+        }
+        // 0. The partial sums of rows `piv` to their owners, subtracted.
+        exchange(comm, &partials.moves(g, nrhs, piv), |i, j| partial[i + j * n])?
+            .apply(|i, j, v| *b.at(i, j) -= v);
         // 1. Rows `piv` to the solving grid row.
         let mut xs = vec![T::zero(); w * ny];
         exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
@@ -495,7 +565,11 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         if step.moves_products(piv, &others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
-            step.update_by_products(comm, factors, &mut b, piv, &others, (&piv_pos, solved), par)?;
+            let x = (piv_pos.as_slice(), solved);
+            step.add_products(comm, factors, &mut partial, piv, &others, x, par)?;
+            for (r, rows) in step.product_makers(&others) {
+                partials.record(r, &rows);
+            }
             continue;
         }
         let (copied, in_tiles) = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
@@ -599,13 +673,37 @@ impl SweepStep<'_> {
         }
     }
 
-    /// The move lists of steps 4 and 5: the panel's, or the solved rows' and the products'.
+    /// The move lists of steps 4 and 5: the panel's, or the solved rows' to it (the products
+    /// stay with their makers until their rows are solved: [`Partials`]).
     fn update_moves(&self, piv: &[usize], others: &[usize]) -> Vec<Vec<Move>> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         if self.moves_products(piv, others) {
-            self.product_lists(piv, others).to_vec()
+            let [to_panel, _] = self.product_lists(piv, others);
+            vec![to_panel]
         } else {
             vec![factor_moves(g, self.triangles, self.sweep, nrhs, t, others)]
+        }
+    }
+
+    /// The ranks that make this step's products and their rows of `B`: the panel's grid
+    /// column, each rank its rows of `others`; or (the row block) the solving grid row, each
+    /// rank its columns of `others`.
+    fn product_makers(&self, others: &[usize]) -> Vec<(usize, Vec<usize>)> {
+        let (g, t) = (self.g, self.t);
+        if self.transposed() {
+            let x0 = g.solver_row(t);
+            cols_by_grid_column(g, others)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, cols)| !cols.is_empty())
+                .map(|(y, cols)| (g.rank(x0, y, 0), cols))
+                .collect()
+        } else {
+            let y0 = g.panel_owner(t).0;
+            (0..g.px)
+                .map(|x| (g.rank(x, y0, 0), g.rows_of(others, x)))
+                .filter(|(_, rows)| !rows.is_empty())
+                .collect()
         }
     }
 
@@ -671,39 +769,34 @@ impl SweepStep<'_> {
 
 impl SweepStep<'_> {
     /// Steps 4 and 5 by products (`SweepStep::moves_products`): the solved rows `piv` (read by
-    /// `solved` on the solving grid row; `piv_pos` their positions) to the panel's grid
-    /// column, which multiplies its rows of `others` of the factor's panel by them, and the
-    /// products to the ranks holding those rows of `B`, which subtract them.
+    /// `solved` on the solving grid row; `piv_pos` their positions) to the ranks making the
+    /// products ([`product_makers`](Self::product_makers)), which multiply their part of the
+    /// factor's panel by them and add the products to their partial sums `partial` (`N × K`,
+    /// column-major), delivered when their rows are solved ([`Partials`]).
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
-    fn update_by_products<T: KernelScalar, C: Communicator>(
+    fn add_products<T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
         factors: &Tiles<'_, T>,
-        b: &mut Tiles<'_, T>,
+        partial: &mut [T],
         piv: &[usize],
         others: &[usize],
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
         par: Par,
     ) -> Result<(), SolveError> {
         let (g, t, nrhs, w) = (self.g, self.t, self.nrhs, piv.len());
-        let [to_panel, back] = self.product_lists(piv, others);
+        let [to_panel, _] = self.product_lists(piv, others);
         let mut x_all = vec![T::zero(); w * nrhs];
         exchange(comm, &to_panel, solved)?.apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
-        // The rows of `B` this rank makes products for: its rows of `others` on the panel's
-        // grid column, or (the row block) its columns of `others` on the solving grid row.
-        let (x0, y0) = (g.solver_row(t), g.panel_owner(t).0);
         let transposed = self.transposed();
-        let rows = match g.coords(comm.rank()) {
-            Some((x, y, 0)) if transposed && x == x0 => others
-                .iter()
-                .copied()
-                .filter(|&j| g.col_py(j) == y)
-                .collect(),
-            Some((x, y, 0)) if !transposed && y == y0 => g.rows_of(others, x),
-            _ => Vec::new(),
-        };
+        let me = comm.rank();
+        let rows = self
+            .product_makers(others)
+            .into_iter()
+            .find(|(r, _)| *r == me)
+            .map_or_else(Vec::new, |(_, rows)| rows);
         let mr = rows.len();
         let mut product = vec![T::zero(); mr * nrhs];
         if mr > 0 && w > 0 && nrhs > 0 {
@@ -750,9 +843,12 @@ impl SweepStep<'_> {
                 par,
             )?;
         }
-        let mut at = vec![usize::MAX; g.n];
-        mark_positions(&mut at, &rows);
-        exchange(comm, &back, |i, j| product[at[i] + j * mr])?.apply(|i, j, v| *b.at(i, j) -= v);
+        let n = g.n;
+        for j in 0..nrhs {
+            for (k, &i) in rows.iter().enumerate() {
+                partial[i + j * n] += product[k + j * mr];
+            }
+        }
         Ok(())
     }
 }
@@ -828,8 +924,13 @@ pub fn solve_costs(
     bytes: usize,
 ) -> Vec<CommStats> {
     let mut lists = Vec::new();
+    let (mut partials, mut current) = (Partials::new(g.n), None);
     for (sweep, t, others) in schedule(pivots, g.n) {
         let piv = &pivots[t];
+        if current != Some(sweep) {
+            (partials, current) = (Partials::new(g.n), Some(sweep));
+        }
+        lists.push(partials.moves(g, nrhs, piv));
         lists.push(gather_moves(g, nrhs, t, piv));
         lists.push(spread_moves(g, nrhs, t, piv, &others));
         let step = SweepStep {
@@ -840,6 +941,11 @@ pub fn solve_costs(
             nrhs,
         };
         lists.extend(step.update_moves(piv, &others));
+        if step.moves_products(piv, &others) {
+            for (r, rows) in step.product_makers(&others) {
+                partials.record(r, &rows);
+            }
+        }
     }
     if triangles == Triangles::Lu {
         let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
