@@ -512,16 +512,33 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
     let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
-    for (sweep, t, others) in schedule(pivots, n) {
+    // The previous step's products not made yet (all but the rows this step solves).
+    let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
+    let steps = schedule(pivots, n);
+    for (k, (sweep, t, others)) in steps.iter().enumerate() {
+        let (sweep, t) = (*sweep, *t);
         let piv = &pivots[t];
         let w = piv.len();
         mark_positions(&mut piv_pos, piv);
         if current != Some(sweep) {
-            (partials, partial, current) = (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
+            (partials, partial, current) =
+                (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
         }
-        // 0. The partial sums of rows `piv` to their owners, subtracted.
-        exchange(comm, &partials.moves(g, nrhs, piv), |i, j| partial[i + j * n])?
-            .apply(|i, j, v| *b.at(i, j) -= v);
+        // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
+        // step's other products, while they travel.
+        exchange(comm, &partials.moves(g, nrhs, piv), |i, j| {
+            partial[i + j * n]
+        })?
+        .apply(|i, j, v| *b.at(i, j) -= v);
+        if let Some((step, d)) = deferred.take() {
+            step.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
+        }
+        // The rows the next step of this sweep solves.
+        let next: &[usize] = match steps.get(k + 1) {
+            Some(&(s, u, _)) if s == sweep => &pivots[u],
+            _ => &[],
+        };
+        let others = others.as_slice();
         // 1. Rows `piv` to the solving grid row.
         let mut xs = vec![T::zero(); w * ny];
         exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
@@ -566,10 +583,12 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
-            step.add_products(comm, factors, &mut partial, piv, &others, x, par)?;
-            for (r, rows) in step.product_makers(&others) {
+            let rows = (piv.as_slice(), others, next);
+            let later = step.add_products(comm, factors, &mut partial, rows, x, par)?;
+            for (r, rows) in step.product_makers(others) {
                 partials.record(r, &rows);
             }
+            deferred = later.map(|d| (step, d));
             continue;
         }
         let (copied, in_tiles) = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
@@ -772,7 +791,9 @@ impl SweepStep<'_> {
     /// `solved` on the solving grid row; `piv_pos` their positions) to the ranks making the
     /// products ([`product_makers`](Self::product_makers)), which multiply their part of the
     /// factor's panel by them and add the products to their partial sums `partial` (`N × K`,
-    /// column-major), delivered when their rows are solved ([`Partials`]).
+    /// column-major), delivered when their rows are solved ([`Partials`]). The products of the
+    /// rows `next` (the next step's, wanted first) are made now; the others are returned, to
+    /// be made once the next step's partial sums are on their way.
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
@@ -781,68 +802,94 @@ impl SweepStep<'_> {
         comm: &C,
         factors: &Tiles<'_, T>,
         partial: &mut [T],
-        piv: &[usize],
-        others: &[usize],
+        (piv, others, next): (&[usize], &[usize], &[usize]),
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
         par: Par,
-    ) -> Result<(), SolveError> {
-        let (g, t, nrhs, w) = (self.g, self.t, self.nrhs, piv.len());
+    ) -> Result<Option<Deferred<T>>, SolveError> {
+        let (w, nrhs) = (piv.len(), self.nrhs);
         let [to_panel, _] = self.product_lists(piv, others);
         let mut x_all = vec![T::zero(); w * nrhs];
         exchange(comm, &to_panel, solved)?.apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
-        let transposed = self.transposed();
         let me = comm.rank();
-        let rows = self
+        let Some((_, rows)) = self
             .product_makers(others)
             .into_iter()
             .find(|(r, _)| *r == me)
-            .map_or_else(Vec::new, |(_, rows)| rows);
-        let mr = rows.len();
-        let mut product = vec![T::zero(); mr * nrhs];
-        if mr > 0 && w > 0 && nrhs > 0 {
-            // The factor's part, a run of each of its columns at a time: `mr × w` (my rows of
-            // the panel's columns), or `w × mr` (the panel's rows of my columns).
-            let ld = factors.ld();
-            let at = |r: usize| factors.row_pos(r);
-            let column = |j: usize| &factors.data[factors.col_pos(j) * ld..][..ld];
-            let panel: Vec<usize> = g.panel(t).collect();
-            let mut part = Vec::new();
-            let (a, op) = if transposed {
-                let a = match block_in_tiles(factors, &panel, &rows)? {
-                    Some(view) => view,
-                    None => {
-                        part.resize(mr * w, T::zero());
-                        for (jj, &j) in rows.iter().enumerate() {
-                            gather_runs(column(j), &panel, at, &mut part[jj * w..][..w]);
-                        }
-                        MatRef::from_slice(&part, w, mr, w)?
-                    }
-                };
-                (a, Op::ConjTrans)
-            } else {
-                let a = match block_in_tiles(factors, &rows, &panel)? {
-                    Some(view) => view,
-                    None => {
-                        part.resize(mr * w, T::zero());
-                        for (jj, &j) in panel.iter().enumerate() {
-                            gather_runs(column(j), &rows, at, &mut part[jj * mr..][..mr]);
-                        }
-                        MatRef::from_slice(&part, mr, w, mr)?
-                    }
-                };
-                (a, Op::NoTrans)
-            };
-            gemm(
-                T::one(),
-                a,
-                op,
-                MatRef::from_slice(&x_all, w, nrhs, w)?,
-                Op::NoTrans,
-                T::zero(),
-                MatMut::from_slice(&mut product, mr, nrhs, mr)?,
-                par,
-            )?;
+        else {
+            return Ok(None);
+        };
+        // (The last step of a sweep leaves nothing for later: the next sweep starts afresh.)
+        let mut wanted = vec![next.is_empty(); self.g.n];
+        for &i in next {
+            wanted[i] = true;
         }
+        let (now, later): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
+        self.products_into(factors, partial, &now, &x_all, par)?;
+        Ok((!later.is_empty()).then_some(Deferred {
+            rows: later,
+            x: x_all,
+        }))
+    }
+
+    /// The products of this rank's `rows` (its rows of `others`, or of the row block's
+    /// columns) with the solved rows `x` (`w × K`), added to their partial sums.
+    fn products_into<T: KernelScalar>(
+        &self,
+        factors: &Tiles<'_, T>,
+        partial: &mut [T],
+        rows: &[usize],
+        x: &[T],
+        par: Par,
+    ) -> Result<(), SolveError> {
+        let (g, t, nrhs) = (self.g, self.t, self.nrhs);
+        let (mr, w) = (rows.len(), g.panel(t).len());
+        if mr == 0 || w == 0 || nrhs == 0 {
+            return Ok(());
+        }
+        // The factor's part, a run of each of its columns at a time: `mr × w` (my rows of the
+        // panel's columns), or `w × mr` (the panel's rows of my columns); a view when it is one
+        // block of my tiles.
+        let ld = factors.ld();
+        let at = |r: usize| factors.row_pos(r);
+        let column = |j: usize| &factors.data[factors.col_pos(j) * ld..][..ld];
+        let panel: Vec<usize> = g.panel(t).collect();
+        let mut part = Vec::new();
+        let (a, op) = if self.transposed() {
+            let a = match block_in_tiles(factors, &panel, rows)? {
+                Some(view) => view,
+                None => {
+                    part.resize(mr * w, T::zero());
+                    for (jj, &j) in rows.iter().enumerate() {
+                        gather_runs(column(j), &panel, at, &mut part[jj * w..][..w]);
+                    }
+                    MatRef::from_slice(&part, w, mr, w)?
+                }
+            };
+            (a, Op::ConjTrans)
+        } else {
+            let a = match block_in_tiles(factors, rows, &panel)? {
+                Some(view) => view,
+                None => {
+                    part.resize(mr * w, T::zero());
+                    for (jj, &j) in panel.iter().enumerate() {
+                        gather_runs(column(j), rows, at, &mut part[jj * mr..][..mr]);
+                    }
+                    MatRef::from_slice(&part, mr, w, mr)?
+                }
+            };
+            (a, Op::NoTrans)
+        };
+        let mut product = vec![T::zero(); mr * nrhs];
+        gemm(
+            T::one(),
+            a,
+            op,
+            MatRef::from_slice(x, w, nrhs, w)?,
+            Op::NoTrans,
+            T::zero(),
+            MatMut::from_slice(&mut product, mr, nrhs, mr)?,
+            par,
+        )?;
         let n = g.n;
         for j in 0..nrhs {
             for (k, &i) in rows.iter().enumerate() {
@@ -851,6 +898,13 @@ impl SweepStep<'_> {
         }
         Ok(())
     }
+}
+
+/// A step's products left for later ([`SweepStep::add_products`]): this rank's rows and the
+/// step's solved rows.
+struct Deferred<T> {
+    rows: Vec<usize>,
+    x: Vec<T>,
 }
 
 /// The block of global `rows × cols` of `tiles` as a view, when they are held here at
@@ -866,8 +920,14 @@ fn block_in_tiles<'t, T: KernelScalar>(
     let (pr, pc) = (tiles.row_pos(r0), tiles.col_pos(c0));
     let consecutive = pr != usize::MAX
         && pc != usize::MAX
-        && rows.iter().enumerate().all(|(k, &r)| tiles.row_pos(r) == pr + k)
-        && cols.iter().enumerate().all(|(k, &c)| tiles.col_pos(c) == pc + k);
+        && rows
+            .iter()
+            .enumerate()
+            .all(|(k, &r)| tiles.row_pos(r) == pr + k)
+        && cols
+            .iter()
+            .enumerate()
+            .all(|(k, &c)| tiles.col_pos(c) == pc + k);
     if !consecutive {
         return Ok(None);
     }
