@@ -556,7 +556,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         }
         // 3. The solved rows down the grid column; their owners keep them.
         let mut x_blk = vec![T::zero(); w * ny];
-        exchange(comm, &spread_moves(g, nrhs, t, piv, &others), |i, j| {
+        exchange(comm, &spread_moves(g, nrhs, t, piv, others), |i, j| {
             xs[piv_pos[i] + b.col_pos(j) * w]
         })?
         .apply(|i, j, v| {
@@ -568,7 +568,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
         let mine = match at {
-            Some((x, _, _)) if ny > 0 => g.rows_of(&others, x),
+            Some((x, _, _)) if ny > 0 => g.rows_of(others, x),
             _ => Vec::new(),
         };
         mark_positions(&mut row_pos, &mine);
@@ -579,7 +579,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
-        if step.moves_products(piv, &others) {
+        if step.moves_products(piv, others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
@@ -591,7 +591,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             deferred = later.map(|d| (step, d));
             continue;
         }
-        let (copied, in_tiles) = step.factor_panel(comm, factors, &others, &mine, &row_pos)?;
+        let (copied, in_tiles) = step.factor_panel(comm, factors, others, &mine, &row_pos)?;
         if !mine.is_empty() && w > 0 {
             let op = match step.transposed() {
                 true => Op::ConjTrans,
