@@ -12,7 +12,7 @@ use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar, Uplo};
 use redblue_dist::exchange::{exchange, Move};
 use redblue_dist::{
-    same_owners, transform, transform_triangle, BlockCyclic, BorrowedDistMatrix,
+    same_local_arrays, same_owners, transform, transform_triangle, BlockCyclic, BorrowedDistMatrix,
     BorrowedDistMatrixMut, DistError, DistMatrix, DistMatrixMut, Layout, LocalBlock,
     OwnedDistMatrix, RowPermuted,
 };
@@ -162,7 +162,12 @@ impl<T: KernelScalar> TileFactors<T> {
         // `OutOfMemory` everywhere); the transform with beta = 0 writes every element.
         let mut local =
             crate::reserve::reserve::<T, C>(comm, &geom, native.local_len(rank), 0)?.take_copy();
-        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        let identity = perm.iter().enumerate().all(|(i, &p)| i == p);
+        if identity && op == Op::NoTrans && same_local_arrays(factors.layout(), &native) {
+            // The factors' local arrays are the tiles': one copy each.
+            let len = local.len();
+            local.copy_from_slice(&factors.local()[..len]);
+        } else if identity {
             // No rows to permute: whole blocks at a time (a row-permuted layout's blocks are
             // single rows).
             let mut placed = BorrowedDistMatrixMut::new(comm, native.clone(), &mut local)?;
@@ -176,13 +181,11 @@ impl<T: KernelScalar> TileFactors<T> {
             transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
         }
         if triangles == Triangles::Cholesky {
+            // Zeros above the diagonal: in each column of a block, its rows before the column.
             for b in native.blocks(rank) {
                 for (jj, j) in b.cols.clone().enumerate() {
-                    for (ii, i) in b.rows.clone().enumerate() {
-                        if i < j {
-                            local[b.offset + ii + jj * b.ld] = T::zero();
-                        }
-                    }
+                    let above = j.min(b.rows.end).saturating_sub(b.rows.start);
+                    local[b.offset + jj * b.ld..][..above].fill(T::zero());
                 }
             }
         }

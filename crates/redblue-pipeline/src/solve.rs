@@ -676,7 +676,16 @@ impl SweepStep<'_> {
             ))
     }
 
-    /// The solved rows' moves to the panel and the products' back.
+    /// The solved rows' moves to the product makers.
+    fn to_makers(&self, piv: &[usize], others: &[usize]) -> Vec<Move> {
+        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
+        match self.transposed() {
+            true => x_to_row_block_moves(g, nrhs, t, piv, others),
+            false => x_to_panel_moves(g, nrhs, t, piv, others),
+        }
+    }
+
+    /// The solved rows' moves to the panel and the products' back, were they sent at once.
     fn product_lists(&self, piv: &[usize], others: &[usize]) -> [Vec<Move>; 2] {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         if self.transposed() {
@@ -697,7 +706,7 @@ impl SweepStep<'_> {
     fn update_moves(&self, piv: &[usize], others: &[usize]) -> Vec<Vec<Move>> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         if self.moves_products(piv, others) {
-            let [to_panel, _] = self.product_lists(piv, others);
+            let to_panel = self.to_makers(piv, others);
             vec![to_panel]
         } else {
             vec![factor_moves(g, self.triangles, self.sweep, nrhs, t, others)]
@@ -807,7 +816,7 @@ impl SweepStep<'_> {
         par: Par,
     ) -> Result<Option<Deferred<T>>, SolveError> {
         let (w, nrhs) = (piv.len(), self.nrhs);
-        let [to_panel, _] = self.product_lists(piv, others);
+        let to_panel = self.to_makers(piv, others);
         let mut x_all = vec![T::zero(); w * nrhs];
         exchange(comm, &to_panel, solved)?.apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
         let me = comm.rank();
