@@ -21,16 +21,20 @@
 //! 5. every rank updates its rows of `others`: `B[others] −= panel · X`.
 //!
 //! With few right-hand sides steps 4 and 5 go the other way when that moves fewer words
-//! (`SweepStep::moves_products`, decided from global facts): the solved rows go to the panel's grid
-//! column ([`x_to_panel_moves`]), which multiplies its rows of the panel by them, and the
-//! products go to the ranks holding those rows of `B` ([`product_moves`]), which subtract them.
+//! (`SweepStep::moves_products`, decided from global facts): the solved rows go to the ranks
+//! holding the panel ([`x_to_panel_moves`]; Cholesky's back substitution: the row block's
+//! holders on the solving grid row, [`x_to_row_block_moves`]), which multiply their part of it
+//! by them and keep the products as partial sums (`Partials`); step 0 of the step that solves a
+//! row brings its partial sums to the ranks holding it in `B`, which subtract them. A maker makes
+//! the next step's rows first, the rest once that step's sums are sent.
 //!
 //! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
 //! do without pivoting).
 //!
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
-//! panels (`K` right-hand sides); with products instead, about `N²·K/(2·v·Px)`: a step moves
-//! whichever is less, so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
+//! panels (`K` right-hand sides); with partial sums instead, about `N·K` for the sums and the
+//! solved rows: a step moves whichever is less (judged by what sending every product at once,
+//! [`product_moves`], would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{gather_runs, mark_positions, Geometry, Tiles};
