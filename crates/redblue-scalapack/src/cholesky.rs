@@ -3,8 +3,7 @@
 
 use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{
-    agree, column_major, column_major_comm, factors_column_major, solve_in_place, submatrix,
-    uplo_of, Array, OrServe, Outcome, ServeError,
+    agree, column_major_if, solve_in_place, submatrix, uplo_of, Array, OrServe, Outcome, ServeError,
 };
 use crate::lu::{aligned_square, rhs_fits, NO_MEMORY};
 use redblue_cholesky::{
@@ -153,11 +152,8 @@ pub fn ppotrf<T: KernelScalar, C: Communicator>(
     // A 2D grid's processes in the pipeline's order (column-major) for the lower triangle: its
     // arrays can then be the plan's own layout. (The upper triangle is factored as the lower
     // of the transpose, on the transposed grid, which BLACS's order already numbers so.)
-    if uplo == Uplo::Lower && factors_column_major(g) {
-        let comm = column_major_comm(comm, g)?;
-        return factor_into(&comm, uplo, &column_major(g, &layout)?, a);
-    }
-    factor_into(comm, uplo, &layout, a)
+    let (renumbered, [layout]) = column_major_if(comm, g, uplo == Uplo::Lower, [layout])?;
+    factor_into(renumbered.as_ref().unwrap_or(comm), uplo, &layout, a)
 }
 
 /// The checks `p?potrs` and `p?posv` share after `CHK1MAT`; `mb_pos` numbers a block height of
@@ -207,13 +203,8 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
         submatrix(g, ob, &agreed.llds[1])?,
     );
     let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    let renumbered;
-    let (comm, la, lb) = if uplo == Uplo::Lower && factors_column_major(g) {
-        renumbered = column_major_comm(comm, g)?;
-        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
-    } else {
-        (comm, la, lb)
-    };
+    let (renumbered, [la, lb]) = column_major_if(comm, g, uplo == Uplo::Lower, [la, lb])?;
+    let comm = renumbered.as_ref().unwrap_or(comm);
     solve_with_factor(comm, uplo, (&la, a), (&lb, b))
 }
 
@@ -277,13 +268,8 @@ pub fn pposv<T: KernelScalar, C: Communicator>(
         submatrix(g, ob, &agreed.llds[1])?,
     );
     let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    let renumbered;
-    let (comm, la, lb) = if uplo == Uplo::Lower && factors_column_major(g) {
-        renumbered = column_major_comm(comm, g)?;
-        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
-    } else {
-        (comm, la, lb)
-    };
+    let (renumbered, [la, lb]) = column_major_if(comm, g, uplo == Uplo::Lower, [la, lb])?;
+    let comm = renumbered.as_ref().unwrap_or(comm);
     let factor = match factor_for_solve(comm, uplo, &la, a)? {
         Ok(f) => f,
         Err(outcome) => return Ok(outcome),

@@ -209,26 +209,39 @@ pub fn submatrix(
     BlockCyclicSubmatrix::new(parent, i..i + us(op.m)?, j..j + us(op.n)?, llds.to_vec()).or_serve()
 }
 
-/// Whether a factorisation on grid `g` runs on its processes numbered column-major: on a 2D
-/// grid, whose processes BLACS numbers row-major while the pipeline's tiles are dealt
-/// column-major — in that order the caller's arrays can be the factorisation's own layout
-/// (nothing moves between processes, and Cholesky works in the array itself).
-pub fn factors_column_major(g: &BlacsGrid) -> bool {
-    g.nprow > 1 && g.npcol > 1
-}
-
-/// The grid's communicator with its processes numbered column-major: process `(r, c)` is
-/// rank `c·nprow + r` (a split; no data moves).
+/// A factorisation's communicator and arrays on grid `g`: on a 2D grid (when `wanted`), its
+/// processes renumbered column-major — BLACS numbers them row-major while the pipeline deals
+/// its tiles column-major, and in that order the caller's arrays can be the factorisation's own
+/// layout (nothing moves between processes; Cholesky works in the array itself) — as a split
+/// of `comm` (no data moves), returned with `layouts` described in that order ([`column_major`]);
+/// otherwise no communicator of its own and `layouts` as they are. Use it as
+/// `let comm = renumbered.as_ref().unwrap_or(comm)`.
 ///
 /// # Collective
 /// # Errors
 /// A communication failure.
-pub fn column_major_comm<C: Communicator>(comm: &C, g: &BlacsGrid) -> Result<C, ServeError> {
-    comm.split(0, g.mycol * g.nprow + g.myrow).or_serve()
+pub fn column_major_if<C: Communicator, const N: usize>(
+    comm: &C,
+    g: &BlacsGrid,
+    wanted: bool,
+    layouts: [BlockCyclicSubmatrix; N],
+) -> Result<(Option<C>, [BlockCyclicSubmatrix; N]), ServeError> {
+    if !wanted || g.nprow == 1 || g.npcol == 1 {
+        return Ok((None, layouts));
+    }
+    let renumbered = comm.split(0, g.mycol * g.nprow + g.myrow).or_serve()?;
+    let described: Vec<BlockCyclicSubmatrix> = layouts
+        .iter()
+        .map(|l| column_major(g, l))
+        .collect::<Result<_, _>>()?;
+    let described = described
+        .try_into()
+        .map_err(|_| ServeError("layouts lost on the way".into()))?;
+    Ok((Some(renumbered), described))
 }
 
 /// `layout`, an array on grid `g` with its processes numbered row-major (BLACS's order), with
-/// them numbered column-major, as on [`column_major_comm`]: the same elements in the same
+/// them numbered column-major, as on [`column_major_if`]'s communicator: the same elements in the same
 /// local arrays, each process's leading dimension going with it.
 ///
 /// # Errors

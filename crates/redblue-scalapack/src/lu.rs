@@ -3,8 +3,8 @@
 
 use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{
-    agree, column_major, column_major_comm, factors_column_major, local_elements, op_of,
-    solve_in_place, submatrix, Array, OrServe, Outcome, ServeError,
+    agree, column_major_if, local_elements, op_of, solve_in_place, submatrix, Array, OrServe,
+    Outcome, ServeError,
 };
 use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
@@ -190,13 +190,8 @@ pub fn pgetrf<T: KernelScalar, C: Communicator>(
     let layout = submatrix(g, op, &agreed.llds[0])?;
     // A 2D grid's processes in the pipeline's order (column-major): its arrays can then be the
     // plan's own layout.
-    let renumbered;
-    let (comm, layout) = if factors_column_major(g) {
-        renumbered = column_major_comm(comm, g)?;
-        (&renumbered, column_major(g, &layout)?)
-    } else {
-        (comm, layout)
-    };
+    let (renumbered, [layout]) = column_major_if(comm, g, true, [layout])?;
+    let comm = renumbered.as_ref().unwrap_or(comm);
     Ok(match factor_into(comm, g, op, &layout, a, ipiv)? {
         Ok(_) => Outcome::Served,
         Err(pass) => pass,
@@ -257,13 +252,8 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
-    let renumbered;
-    let (comm, la, lb) = if factors_column_major(g) {
-        renumbered = column_major_comm(comm, g)?;
-        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
-    } else {
-        (comm, la, lb)
-    };
+    let (renumbered, [la, lb]) = column_major_if(comm, g, true, [la, lb])?;
+    let comm = renumbered.as_ref().unwrap_or(comm);
     let n = oa.n as usize;
     let params = LuParams::default();
     // The factors placed on the caller's grid and blocks when they can be the plan's own (they
@@ -428,13 +418,8 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         submatrix(g, oa, &agreed.llds[0])?,
         submatrix(g, ob, &agreed.llds[1])?,
     );
-    let renumbered;
-    let (comm, la, lb) = if factors_column_major(g) {
-        renumbered = column_major_comm(comm, g)?;
-        (&renumbered, column_major(g, &la)?, column_major(g, &lb)?)
-    } else {
-        (comm, la, lb)
-    };
+    let (renumbered, [la, lb]) = column_major_if(comm, g, true, [la, lb])?;
+    let comm = renumbered.as_ref().unwrap_or(comm);
     let factors = match factor_into(comm, g, oa, &la, a, ipiv)? {
         Ok(f) => f,
         Err(pass) => return Ok(pass),
