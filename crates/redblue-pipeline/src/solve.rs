@@ -543,39 +543,6 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             _ => &[],
         };
         let others = others.as_slice();
-        // 1. Rows `piv` to the solving grid row.
-        let mut xs = vec![T::zero(); w * ny];
-        exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
-            .apply(|i, j, v| xs[piv_pos[i] + b.col_pos(j) * w] = v);
-        // 2. The diagonal block's solve.
-        if at.is_some_and(|(x, _, _)| x == g.solver_row(t)) && ny > 0 && w > 0 {
-            let block = MatRef::from_slice(&blocks[t], w, w, w)?;
-            diagonal_solve(
-                triangles,
-                sweep,
-                block,
-                MatMut::from_slice(&mut xs, w, ny, w)?,
-                par,
-            )?;
-        }
-        // 3. The solved rows down the grid column; their owners keep them.
-        let mut x_blk = vec![T::zero(); w * ny];
-        exchange(comm, &spread_moves(g, nrhs, t, piv, others), |i, j| {
-            xs[piv_pos[i] + b.col_pos(j) * w]
-        })?
-        .apply(|i, j, v| {
-            x_blk[piv_pos[i] + b.col_pos(j) * w] = v;
-            if b.row_pos(i) != usize::MAX {
-                *b.at(i, j) = v;
-            }
-        });
-        // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
-        // update.
-        let mine = match at {
-            Some((x, _, _)) if ny > 0 => g.rows_of(others, x),
-            _ => Vec::new(),
-        };
-        mark_positions(&mut row_pos, &mine);
         let step = SweepStep {
             g,
             triangles,
@@ -583,6 +550,15 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
+        // 1. to 3.
+        let (xs, x_blk) = step.solve_rows(comm, blocks, &mut b, (piv, &piv_pos), others, par)?;
+        // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
+        // update.
+        let mine = match at {
+            Some((x, _, _)) if ny > 0 => g.rows_of(others, x),
+            _ => Vec::new(),
+        };
+        mark_positions(&mut row_pos, &mine);
         if step.moves_products(piv, others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
@@ -651,6 +627,52 @@ struct SweepStep<'g> {
 }
 
 impl SweepStep<'_> {
+    /// Steps 1 to 3 on rows `piv` (`piv_pos`: their positions): gathered on the solving grid
+    /// row, solved there with the step's diagonal block (of `blocks`, which the solving grid
+    /// row holds), and spread down the grid columns to the
+    /// ranks holding a row of `piv` or of `others` (their owners keep them in `b`). Returns the
+    /// solved rows on the solving grid row (`w × ny`, this rank's right-hand sides) and as
+    /// spread.
+    ///
+    /// # Collective
+    fn solve_rows<T: KernelScalar, C: Communicator>(
+        &self,
+        comm: &C,
+        blocks: &[Vec<T>],
+        b: &mut Tiles<'_, T>,
+        (piv, piv_pos): (&[usize], &[usize]),
+        others: &[usize],
+        par: Par,
+    ) -> Result<(Vec<T>, Vec<T>), SolveError> {
+        let (g, t, nrhs) = (self.g, self.t, self.nrhs);
+        let (w, ny) = (piv.len(), b.cols.len());
+        // 1. Rows `piv` to the solving grid row.
+        let mut xs = vec![T::zero(); w * ny];
+        exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
+            .apply(|i, j, v| xs[piv_pos[i] + b.col_pos(j) * w] = v);
+        // 2. The diagonal block's solve.
+        let solver = g
+            .coords(comm.rank())
+            .filter(|&(x, _, z)| z == 0 && x == g.solver_row(t));
+        if solver.is_some() && ny > 0 && w > 0 {
+            let block = MatRef::from_slice(&blocks[t], w, w, w)?;
+            let xs = MatMut::from_slice(&mut xs, w, ny, w)?;
+            diagonal_solve(self.triangles, self.sweep, block, xs, par)?;
+        }
+        // 3. The solved rows down the grid column; their owners keep them.
+        let mut x_blk = vec![T::zero(); w * ny];
+        exchange(comm, &spread_moves(g, nrhs, t, piv, others), |i, j| {
+            xs[piv_pos[i] + b.col_pos(j) * w]
+        })?
+        .apply(|i, j, v| {
+            x_blk[piv_pos[i] + b.col_pos(j) * w] = v;
+            if b.row_pos(i) != usize::MAX {
+                *b.at(i, j) = v;
+            }
+        });
+        Ok((xs, x_blk))
+    }
+
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
     /// panel's row of `L` as `Lᴴ`'s column.
     fn transposed(&self) -> bool {

@@ -343,7 +343,17 @@ fn bad_input_gives_the_same_error_on_every_rank() {
     // Not square.
     let e = errors(&|i, j| good(i, j), (n, n + 1));
     assert!(e.contains("square"), "{e}");
+}
 
+#[test]
+fn without_the_scan_non_finite_entries_stop_at_the_pivot_of_their_row_as_lapack_s() {
+    let n = 30;
+    let pr = params(
+        CholeskyAlgorithm::Confchox,
+        Some(TileGrid { px: 2, py: 1, c: 2 }),
+        4,
+    );
+    let good = hpd::<c64>(n, Uplo::Lower, 1);
     // Without the scan, as LAPACK's potrf: a NaN or infinity below the diagonal stops the
     // factorisation at the pivot of its row, the imaginary part of the diagonal is not read,
     // an infinite diagonal entry goes into the factor.
