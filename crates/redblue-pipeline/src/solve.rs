@@ -33,8 +33,8 @@
 //!
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
 //! panels (`K` right-hand sides); with partial sums instead, about `N·K` for the sums and the
-//! solved rows: a step moves whichever is less (judged by what sending every product at once,
-//! [`product_moves`], would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
+//! solved rows: a step moves whichever is less (judged by what sending every product back at
+//! once would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{gather_runs, mark_positions, Geometry, Tiles};
@@ -246,32 +246,6 @@ pub fn x_to_panel_moves(
     solved_rows_to(g, nrhs, t, piv, |x| counts[x] > 0, |x, _| g.rank(x, y0, 0))
 }
 
-/// Step 5 when products are cheaper: the products `F[others, panel]·X` of each grid row,
-/// made on the panel's grid column, to the ranks of the same grid row holding right-hand
-/// sides.
-pub fn product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
-    let (y0, _) = g.panel_owner(t);
-    let mut out = Vec::new();
-    for x in 0..g.px {
-        let rows = g.rows_of(others, x);
-        if rows.is_empty() {
-            continue;
-        }
-        for y in 0..g.py {
-            let cols = rhs_cols(g, nrhs, y);
-            if !cols.is_empty() {
-                out.push(Move {
-                    from: g.rank(x, y0, 0),
-                    to: g.rank(x, y, 0),
-                    rows: rows.clone(),
-                    cols,
-                });
-            }
-        }
-    }
-    out
-}
-
 /// The columns of `others` each grid column holds, by grid column.
 fn cols_by_grid_column(g: &Geometry, others: &[usize]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); g.py];
@@ -307,34 +281,6 @@ pub fn x_to_row_block_moves(
                     rows: piv.to_vec(),
                     cols: cols.clone(),
                 });
-            }
-        }
-    }
-    out
-}
-
-/// Step 5 of Cholesky's back substitution when products are cheaper: the products
-/// `(L[panel, j])ᴴ·X` for the columns `j` of `others` each rank of the solving grid row holds,
-/// to the ranks holding rows `j` of `B`.
-pub fn row_block_product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
-    let xt = g.solver_row(t);
-    let mut out = Vec::new();
-    for (from_y, held) in cols_by_grid_column(g, others).iter().enumerate() {
-        for x in 0..g.px {
-            let rows = g.rows_of(held, x);
-            if rows.is_empty() {
-                continue;
-            }
-            for y in 0..g.py {
-                let cols = rhs_cols(g, nrhs, y);
-                if !cols.is_empty() {
-                    out.push(Move {
-                        from: g.rank(xt, from_y, 0),
-                        to: g.rank(x, y, 0),
-                        rows: rows.clone(),
-                        cols,
-                    });
-                }
             }
         }
     }
@@ -401,15 +347,6 @@ impl Partials {
         }
         out
     }
-}
-
-/// Words of `moves` that cross a rank boundary.
-fn crossing_words(moves: &[Move]) -> usize {
-    moves
-        .iter()
-        .filter(|m| m.from != m.to)
-        .map(|m| m.rows.len() * m.cols.len())
-        .sum()
 }
 
 /// Row `j` of the result is row `perm[j]` of a layer-0 matrix whose grid column `y` holds the
@@ -685,21 +622,59 @@ impl SweepStep<'_> {
     /// total. Known to every rank from global facts. (Cholesky's back substitution: its panel
     /// is the row block, on the solving grid row.)
     fn moves_products(&self, piv: &[usize], others: &[usize]) -> bool {
-        let products: usize = self
-            .product_lists(piv, others)
-            .iter()
-            .map(|m| crossing_words(m))
-            .sum();
-        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
-        products
-            < crossing_words(&factor_moves(
-                g,
-                self.triangles,
-                self.sweep,
-                nrhs,
-                t,
-                others,
-            ))
+        let (products, panel) = self.crossing_counts(piv, others);
+        products < panel
+    }
+
+    /// The words between ranks of the products' way — the solved rows to the makers
+    /// ([`to_makers`](Self::to_makers)) and every product back, were they sent at once (the
+    /// partial sums move no more) — and of the panel's moves ([`factor_moves`]), counted from
+    /// sizes without making the lists (every step asks).
+    fn crossing_counts(&self, piv: &[usize], others: &[usize]) -> (usize, usize) {
+        let (g, t) = (self.g, self.t);
+        let (w, np, xt) = (g.panel(t).len(), piv.len(), g.solver_row(t));
+        let cols: Vec<usize> = (0..g.py).map(|y| rhs_cols(g, self.nrhs, y).len()).collect();
+        let (mut products, mut panel) = (0, 0);
+        if self.transposed() {
+            // Rows of `others` by the grid row and grid column holding them (as columns).
+            let mut held = vec![0usize; g.px * g.py];
+            for &j in others {
+                held[g.row_px(j) + g.px * g.col_py(j)] += 1;
+            }
+            for (y, &k) in cols.iter().enumerate().filter(|(_, &k)| k > 0) {
+                for to_y in (0..g.py).filter(|&to_y| to_y != y) {
+                    if (0..g.px).any(|x| held[x + g.px * to_y] > 0) {
+                        products += np * k;
+                    }
+                }
+            }
+            for from_y in 0..g.py {
+                for x in 0..g.px {
+                    let c = held[x + g.px * from_y];
+                    for (y, &k) in cols.iter().enumerate() {
+                        if c > 0 && k > 0 && (xt, from_y) != (x, y) {
+                            products += c * k;
+                            panel += c * w;
+                        }
+                    }
+                }
+            }
+        } else {
+            let rows = g.row_counts(others);
+            let y0 = g.panel_owner(t).0;
+            for (y, &k) in cols.iter().enumerate().filter(|(_, &k)| k > 0) {
+                for x in (0..g.px).filter(|&x| rows[x] > 0) {
+                    if (xt, y) != (x, y0) {
+                        products += np * k;
+                    }
+                    if y != y0 {
+                        products += rows[x] * k;
+                        panel += rows[x] * w;
+                    }
+                }
+            }
+        }
+        (products, panel)
     }
 
     /// The solved rows' moves to the product makers.
@@ -708,22 +683,6 @@ impl SweepStep<'_> {
         match self.transposed() {
             true => x_to_row_block_moves(g, nrhs, t, piv, others),
             false => x_to_panel_moves(g, nrhs, t, piv, others),
-        }
-    }
-
-    /// The solved rows' moves to the panel and the products' back, were they sent at once.
-    fn product_lists(&self, piv: &[usize], others: &[usize]) -> [Vec<Move>; 2] {
-        let (g, nrhs, t) = (self.g, self.nrhs, self.t);
-        if self.transposed() {
-            [
-                x_to_row_block_moves(g, nrhs, t, piv, others),
-                row_block_product_moves(g, nrhs, t, others),
-            ]
-        } else {
-            [
-                x_to_panel_moves(g, nrhs, t, piv, others),
-                product_moves(g, nrhs, t, others),
-            ]
         }
     }
 
@@ -1119,6 +1078,121 @@ mod tests {
         let (piv0, others0): (Vec<usize>, Vec<usize>) = ((0..8).collect(), (8..64).collect());
         let first = step(Triangles::Lu, Sweep::Forward, 1, 0);
         assert!(!first.moves_products(&piv0, &others0));
+    }
+
+    // The products sent back at once, as the solves did before their partial sums: the
+    // reference `SweepStep::crossing_counts` is checked against.
+
+    /// The products `F[others, panel]·X` of each grid row, made on the panel's grid column, to
+    /// the ranks of the same grid row holding right-hand sides.
+    fn product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+        let (y0, _) = g.panel_owner(t);
+        let mut out = Vec::new();
+        for x in 0..g.px {
+            let rows = g.rows_of(others, x);
+            if rows.is_empty() {
+                continue;
+            }
+            for y in 0..g.py {
+                let cols = rhs_cols(g, nrhs, y);
+                if !cols.is_empty() {
+                    out.push(Move {
+                        from: g.rank(x, y0, 0),
+                        to: g.rank(x, y, 0),
+                        rows: rows.clone(),
+                        cols,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Cholesky's back substitution: the products `(L[panel, j])ᴴ·X` for the columns `j` of `others` each rank of the solving grid row holds,
+    /// to the ranks holding rows `j` of `B`.
+    fn row_block_product_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+        let xt = g.solver_row(t);
+        let mut out = Vec::new();
+        for (from_y, held) in cols_by_grid_column(g, others).iter().enumerate() {
+            for x in 0..g.px {
+                let rows = g.rows_of(held, x);
+                if rows.is_empty() {
+                    continue;
+                }
+                for y in 0..g.py {
+                    let cols = rhs_cols(g, nrhs, y);
+                    if !cols.is_empty() {
+                        out.push(Move {
+                            from: g.rank(xt, from_y, 0),
+                            to: g.rank(x, y, 0),
+                            rows: rows.clone(),
+                            cols,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Words of `moves` that cross a rank boundary.
+    fn crossing_words(moves: &[Move]) -> usize {
+        moves
+            .iter()
+            .filter(|m| m.from != m.to)
+            .map(|m| m.rows.len() * m.cols.len())
+            .sum()
+    }
+
+    /// The solved rows' moves to the panel and the products' back, were they sent at once.
+    fn product_lists(step: &SweepStep<'_>, piv: &[usize], others: &[usize]) -> [Vec<Move>; 2] {
+        let (g, nrhs, t) = (step.g, step.nrhs, step.t);
+        if step.transposed() {
+            [
+                x_to_row_block_moves(g, nrhs, t, piv, others),
+                row_block_product_moves(g, nrhs, t, others),
+            ]
+        } else {
+            [
+                x_to_panel_moves(g, nrhs, t, piv, others),
+                product_moves(g, nrhs, t, others),
+            ]
+        }
+    }
+
+    #[test]
+    fn the_words_counted_from_sizes_are_the_lists_words() {
+        for (n, v, px, py, nrhs) in [
+            (64, 8, 2, 2, 3),
+            (50, 4, 3, 2, 9),
+            (37, 5, 1, 3, 1),
+            (41, 4, 2, 3, 20),
+        ] {
+            let g = Geometry::new(n, v, TileGrid { px, py, c: 1 });
+            let pivots: Vec<Vec<usize>> = (0..g.steps()).map(|t| g.panel(t).collect()).collect();
+            for triangles in [Triangles::Lu, Triangles::Cholesky] {
+                for (sweep, t, others) in schedule(&pivots, n) {
+                    let step = SweepStep {
+                        g: &g,
+                        triangles,
+                        sweep,
+                        t,
+                        nrhs,
+                    };
+                    let piv = &pivots[t];
+                    let lists: usize = product_lists(&step, piv, &others)
+                        .iter()
+                        .map(|m| crossing_words(m))
+                        .sum();
+                    let panel = factor_moves(&g, triangles, sweep, nrhs, t, &others);
+                    assert_eq!(
+                        step.crossing_counts(piv, &others),
+                        (lists, crossing_words(&panel)),
+                        "{n} {v} {px}x{py} {nrhs} {triangles:?} {sweep:?} {t}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
