@@ -11,7 +11,7 @@ use redblue_dist::{
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_pipeline::solve::Triangles;
-use redblue_pipeline::{reserve, run, RunOptions, Stopped, Storage, TileFactors, TileGrid};
+use redblue_pipeline::{reserve, run, Run, RunOptions, Stopped, Storage, TileFactors, TileGrid};
 
 /// `A = L·Lᴴ` (`uplo = Lower`) or `A = Uᴴ·U` (`Upper`) of a Hermitian positive definite
 /// matrix in any layout, on every rank of `comm`, of which only the `uplo` triangle is read
@@ -280,20 +280,7 @@ where
     // The same local arrays: this rank's first `len` elements are its tiles.
     let len = native.local_len(comm.rank());
     let local = reserved.input(&mut a.local_mut()[..len]);
-    let options = RunOptions {
-        par,
-        look_ahead: plan.look_ahead,
-    };
-    let mut done = run(
-        comm,
-        &geom,
-        local,
-        &mut Chox::new(plan.model(), plan.check_finite),
-        options,
-    )?;
-    if let Some(why) = done.stopped {
-        return Err(stopped_error(why));
-    }
+    let mut done = run_plan(comm, plan, par, local)?;
     // Without pivoting the rows stay in order; should a step have moved them, put them back.
     if !done.tiles.rows_sorted() {
         done.tiles.sort_rows();
@@ -301,11 +288,29 @@ where
     Ok(())
 }
 
-/// The error of a run the input stopped.
-fn stopped_error(why: Stopped) -> CholeskyError {
-    match why {
-        Stopped::NotFinite => CholeskyError::NotFinite,
-        Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
+/// The steps of `plan` on this rank's tiles `local` (its own buffer, given back on an error, or
+/// the caller's array); a run the input stopped is its error, the same on every rank.
+fn run_plan<'a, T: KernelScalar, C: Communicator>(
+    comm: &C,
+    plan: &CholeskyPlan,
+    par: Par,
+    local: Storage<'a, T>,
+) -> Result<Run<'a, T>, CholeskyError> {
+    let options = RunOptions {
+        par,
+        look_ahead: plan.look_ahead,
+    };
+    let mut hooks = Chox::new(plan.model(), plan.check_finite);
+    let done = run(comm, &plan.geometry(), local, &mut hooks, options)?;
+    match done.stopped {
+        None => Ok(done),
+        Some(why) => {
+            done.tiles.data.recycle();
+            Err(match why {
+                Stopped::NotFinite => CholeskyError::NotFinite,
+                Stopped::Column(column) => CholeskyError::NotPositiveDefinite { column },
+            })
+        }
     }
 }
 
@@ -365,21 +370,11 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     layout: L,
     local: Storage<'static, T>,
 ) -> Result<CholeskyFactor<T, L>, CholeskyError> {
-    let geom = plan.geometry();
-    let options = RunOptions {
-        par,
-        look_ahead: plan.look_ahead,
-    };
-    let mut hooks = Chox::new(plan.model(), plan.check_finite);
-    let done = run(comm, &geom, local, &mut hooks, options)?;
-    if let Some(why) = done.stopped {
-        done.tiles.data.recycle();
-        return Err(stopped_error(why));
-    }
+    let done = run_plan(comm, plan, par, local)?;
     Ok(CholeskyFactor {
         layout,
         uplo,
-        factors: TileFactors::new(geom, Triangles::Cholesky, comm.rank(), done, par),
+        factors: TileFactors::new(plan.geometry(), Triangles::Cholesky, comm.rank(), done, par),
     })
 }
 
