@@ -308,14 +308,15 @@ fn judge_report(err: &str, served: &[String]) -> Result<String, String> {
 /// `test-blas`; what the testers check does not depend on which kernels compute).
 const TEST_FEATURES: &str = "mpi";
 
-/// The library's features in the benchmark: its kernels in OpenBLAS when the machine has it, as
-/// ScaLAPACK's are.
-fn bench_features() -> &'static str {
+/// The library's builds in the benchmark: on redblue's own kernels (the default build, what a
+/// user gets), and, when the machine has OpenBLAS, on OpenBLAS's (as ScaLAPACK's kernels are:
+/// the distributed algorithms compared alone). Each with its label.
+fn bench_builds() -> Vec<(&'static str, &'static str)> {
+    let mut builds = vec![("redblue", "mpi")];
     if crate::have_openblas() {
-        "mpi,openblas"
-    } else {
-        "mpi"
+        builds.push(("redblue on OpenBLAS", "mpi,openblas"));
     }
+    builds
 }
 
 /// Builds the library (release) with `features`; with [`TEST_FEATURES`], as part of
@@ -323,8 +324,14 @@ fn bench_features() -> &'static str {
 fn build_library(features: &str) -> Result<PathBuf, String> {
     if features == TEST_FEATURES {
         crate::build_mpi_programs()?;
-        return std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"));
+    } else {
+        build_library_alone(features)?;
     }
+    std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))
+}
+
+/// `cargo build --release -p redblue-scalapack --features FEATURES`: the library alone.
+fn build_library_alone(features: &str) -> Result<(), String> {
     let build = [
         "build",
         "--release",
@@ -333,8 +340,7 @@ fn build_library(features: &str) -> Result<PathBuf, String> {
         "--features",
         features,
     ];
-    run("cargo", &build, &[])?;
-    std::fs::canonicalize(LIBRARY).map_err(|e| format!("{LIBRARY}: {e}"))
+    run("cargo", &build, &[])
 }
 
 /// `cargo xtask test-scalapack`.
@@ -437,11 +443,16 @@ const DRIVER: &str = "crates/redblue-scalapack/driver/driver.c";
 /// Where the xtask builds it.
 const DRIVER_BIN: &str = "target/release/scalapack-driver";
 
-/// Builds the library (with `features`) and the C driver (with `mpicc`, against Debian's
-/// ScaLAPACK).
+/// Builds the library (with `features`) and the C driver.
 fn build_driver(features: &str) -> Result<PathBuf, String> {
     ensure_packages()?;
     let library = build_library(features)?;
+    build_driver_program()?;
+    Ok(library)
+}
+
+/// The C driver (with `mpicc`, against Debian's ScaLAPACK).
+fn build_driver_program() -> Result<(), String> {
     run(
         "mpicc",
         &[
@@ -454,8 +465,7 @@ fn build_driver(features: &str) -> Result<PathBuf, String> {
             "-lm",
         ],
         &[],
-    )?;
-    Ok(library)
+    )
 }
 
 /// One run of the driver: `mpirun -n NP driver ARGS…`, with the library preloaded (and its
@@ -528,8 +538,9 @@ pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// `cargo xtask bench-scalapack [N [NB [PAIRS]]]`: the C driver's `pdgemm_`, `pdgetrf_` and
-/// `pdpotrf_` on 2 ranks (a 1 × 2 grid) with Debian's ScaLAPACK and with redblue's library
-/// preloaded, interleaved pair by pair; prints the ratios (ScaLAPACK's time / redblue's).
+/// `pdpotrf_` on 2 ranks (a 1 × 2 grid) with Debian's ScaLAPACK and with each of redblue's
+/// [builds](bench_builds) preloaded, interleaved round by round (ScaLAPACK, then each build);
+/// prints the ratios (ScaLAPACK's time / redblue's) per build.
 pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
     let arg = |k: usize, default: &str| args.get(k).cloned().unwrap_or_else(|| default.to_string());
     let (n, nb, pairs) = (
@@ -537,7 +548,17 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         arg(1, "64"),
         arg(2, "5").parse::<usize>().unwrap_or(5),
     );
-    let library = build_driver(bench_features())?;
+    ensure_packages()?;
+    // Each build's library copied aside, so that all of them can be preloaded in turn.
+    let mut libraries = Vec::new();
+    for (label, features) in bench_builds() {
+        build_library_alone(features)?;
+        let aside = LIBRARY.replace(".so", &format!("-{}.so", features.replace(',', "-")));
+        std::fs::copy(LIBRARY, &aside).map_err(|e| format!("{aside}: {e}"))?;
+        let aside = std::fs::canonicalize(&aside).map_err(|e| format!("{aside}: {e}"))?;
+        libraries.push((label, features, aside));
+    }
+    build_driver_program()?;
     let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpu
         .lines()
@@ -547,12 +568,16 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         .into_iter()
         .filter(|f| cpu.split_whitespace().any(|w| w == *f))
         .collect();
+    let builds: Vec<String> = libraries
+        .iter()
+        .map(|(label, features, _)| format!("{label} (features {features})"))
+        .collect();
     println!(
-        "\nbench-scalapack: f64, N = {n}, NB = {nb}, 2 ranks (1 x 2), {pairs} interleaved pairs; \
-         {}; CPU features {cpu_features:?}; OpenBLAS one thread per rank, OPENBLAS_CORETYPE unset; \
-         the library built with features {}",
+        "\nbench-scalapack: f64, N = {n}, NB = {nb}, 2 ranks (1 x 2), {pairs} interleaved rounds; \
+         {}; CPU features {cpu_features:?}; ScaLAPACK on OpenBLAS, one thread per rank, \
+         OPENBLAS_CORETYPE unset; the library's builds: {}",
         model.split(':').nth(1).unwrap_or("?").trim(),
-        bench_features()
+        builds.join(", ")
     );
     for routine in ["gemm", "getrf", "potrf"] {
         let time_of = |out: &str| -> Result<f64, String> {
@@ -561,25 +586,30 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
                 .and_then(|t| t.trim().parse().ok())
                 .ok_or(format!("no time in `{out}`"))
         };
-        let (mut theirs, mut ours, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let args = ["time", routine, &n, &nb, "1", "1", "2"];
+        let mut theirs = Vec::new();
+        let mut ours: Vec<(Vec<f64>, Vec<f64>)> = vec![Default::default(); libraries.len()];
         for _ in 0..pairs {
-            let args = ["time", routine, &n, &nb, "1", "1", "2"];
             let t = time_of(&driver("2", &args, None, timeout)?.0)?;
-            let r = time_of(&driver("2", &args, Some(&library), timeout)?.0)?;
             theirs.push(t);
-            ours.push(r);
-            ratios.push(t / r);
+            for ((times, ratios), (_, _, library)) in ours.iter_mut().zip(&libraries) {
+                let r = time_of(&driver("2", &args, Some(library), timeout)?.0)?;
+                times.push(r);
+                ratios.push(t / r);
+            }
         }
-        let (lo, hi) = ratios
-            .iter()
-            .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
-        println!(
-            "pd{routine}: ScaLAPACK median {:.3} s, redblue median {:.3} s; ratio ScaLAPACK / redblue \
-             median {:.2} (range {lo:.2} to {hi:.2})",
-            median(theirs),
-            median(ours),
-            median(ratios)
-        );
+        println!("pd{routine}: ScaLAPACK median {:.3} s", median(theirs));
+        for ((times, ratios), (label, _, _)) in ours.into_iter().zip(&libraries) {
+            let (lo, hi) = ratios
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            println!(
+                "  {label}: median {:.3} s; ratio ScaLAPACK / {label} median {:.2} \
+                 (range {lo:.2} to {hi:.2})",
+                median(times),
+                median(ratios)
+            );
+        }
     }
     Ok(())
 }
