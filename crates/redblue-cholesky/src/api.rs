@@ -52,7 +52,7 @@ pub fn cholesky<T, C, A>(
     a: &A,
     uplo: Uplo,
     params: &CholeskyParams,
-) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+) -> Result<CholeskyFactor<'static, T, A::Layout>, CholeskyError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -97,7 +97,7 @@ pub fn cholesky_with<T, C, A>(
     a: &A,
     uplo: Uplo,
     par: Par,
-) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+) -> Result<CholeskyFactor<'static, T, A::Layout>, CholeskyError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -150,7 +150,7 @@ pub fn cholesky_in_place<T, C, L>(
     a: OwnedDistMatrix<T, L>,
     uplo: Uplo,
     params: &CholeskyParams,
-) -> Result<CholeskyFactor<T, L>, CholeskyError>
+) -> Result<CholeskyFactor<'static, T, L>, CholeskyError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -194,7 +194,7 @@ pub fn cholesky_in_place_with<T, C, L>(
     a: OwnedDistMatrix<T, L>,
     uplo: Uplo,
     par: Par,
-) -> Result<CholeskyFactor<T, L>, CholeskyError>
+) -> Result<CholeskyFactor<'static, T, L>, CholeskyError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -369,7 +369,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     uplo: Uplo,
     layout: L,
     local: Storage<'static, T>,
-) -> Result<CholeskyFactor<T, L>, CholeskyError> {
+) -> Result<CholeskyFactor<'static, T, L>, CholeskyError> {
     let done = run_plan(comm, plan, par, local)?;
     Ok(CholeskyFactor {
         layout,
@@ -382,20 +382,23 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
 /// of the native tiles, spread over the layers. The first call that needs it whole
 /// ([`CholeskyFactor::lower`], [`CholeskyFactor::upper`], [`CholeskyFactor::solve`]) brings the
 /// layers' shares to layer 0 in one exchange ([`CholeskyFactor::gather_costs`]).
-pub struct CholeskyFactor<T: Scalar, L> {
+pub struct CholeskyFactor<'a, T: Scalar, L> {
     /// The input's layout.
     layout: L,
     /// The triangle the input held.
     uplo: Uplo,
-    factors: TileFactors<T>,
+    factors: TileFactors<'a, T>,
 }
 
-impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
+impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
     /// A factor computed elsewhere — ScaLAPACK's `p?potrf` left it in a caller's array —
     /// made ready for [`CholeskyFactor::solve`]: the `uplo` triangle of `factor` (any layout)
     /// holds `L` of `A = L·Lᴴ` (`Uplo::Lower`) or `U` of `A = Uᴴ·U` (`Uplo::Upper`); the
-    /// other triangle is not read. It is copied to one layer of the plan's grid (its `Px × Py`,
-    /// whatever its layers).
+    /// other triangle is not read. When `factor`'s local arrays are the tiles of one layer of
+    /// the plan's grid (`Uplo::Lower` on a plan [`CholeskyPlan::for_layout`] made on its
+    /// layout) it is read where it is, for as long as the factor lives
+    /// ([`CholeskyFactor::in_caller_array`]); otherwise it is copied to one layer of the plan's
+    /// grid (its `Px × Py`, whatever its layers).
     ///
     /// # Collective
     /// # Errors
@@ -428,10 +431,10 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
     pub fn from_factor<C, A>(
         comm: &C,
         plan: &CholeskyPlan,
-        factor: &A,
+        factor: &'a A,
         uplo: Uplo,
         par: Par,
-    ) -> Result<CholeskyFactor<T, A::Layout>, CholeskyError>
+    ) -> Result<CholeskyFactor<'a, T, A::Layout>, CholeskyError>
     where
         C: Communicator,
         A: DistMatrix<T, Layout = L> + ?Sized,
@@ -453,6 +456,12 @@ impl<T: KernelScalar, L: Layout> CholeskyFactor<T, L> {
             uplo,
             factors,
         })
+    }
+
+    /// Whether this rank's factor is read where the caller's array holds it
+    /// ([`CholeskyFactor::from_factor`] without a copy).
+    pub fn in_caller_array(&self) -> bool {
+        self.factors.in_caller_array()
     }
 
     /// Writes the factor over the triangle the input held of `dst` (any layout; the caller's

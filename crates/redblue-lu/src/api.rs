@@ -196,7 +196,11 @@ impl LuParams {
 /// });
 /// assert!(growth.iter().all(|&g| g >= 1.0 && g == growth[0]));
 /// ```
-pub fn lu<T, C, A>(comm: &C, a: &A, params: &LuParams) -> Result<LuFactors<T, A::Layout>, LuError>
+pub fn lu<T, C, A>(
+    comm: &C,
+    a: &A,
+    params: &LuParams,
+) -> Result<LuFactors<'static, T, A::Layout>, LuError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -234,7 +238,7 @@ pub fn lu_with<T, C, A>(
     plan: &LuPlan,
     a: &A,
     par: Par,
-) -> Result<LuFactors<T, A::Layout>, LuError>
+) -> Result<LuFactors<'static, T, A::Layout>, LuError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -287,7 +291,7 @@ pub fn lu_in_place<T, C, L>(
     comm: &C,
     a: OwnedDistMatrix<T, L>,
     params: &LuParams,
-) -> Result<LuFactors<T, L>, LuError>
+) -> Result<LuFactors<'static, T, L>, LuError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -322,7 +326,7 @@ pub fn lu_in_place_with<T, C, L>(
     plan: &LuPlan,
     a: OwnedDistMatrix<T, L>,
     par: Par,
-) -> Result<LuFactors<T, L>, LuError>
+) -> Result<LuFactors<'static, T, L>, LuError>
 where
     T: KernelScalar,
     C: Communicator,
@@ -378,7 +382,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     par: Par,
     layout: L,
     local: Storage<'static, T>,
-) -> Result<LuFactors<T, L>, LuError> {
+) -> Result<LuFactors<'static, T, L>, LuError> {
     let geom = plan.geometry();
     let options = RunOptions {
         par,
@@ -405,20 +409,24 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
 /// needs them whole ([`LuFactors::packed`], [`LuFactors::lower`], [`LuFactors::upper`],
 /// [`LuFactors::solve`]) brings the layers' shares to layer 0's tiles in one exchange
 /// ([`LuFactors::gather_costs`]); they are used there from then on.
-pub struct LuFactors<T: Scalar, L> {
+pub struct LuFactors<'a, T: Scalar, L> {
     /// The input's layout.
     layout: L,
-    factors: TileFactors<T>,
+    factors: TileFactors<'a, T>,
     perm: Vec<usize>,
     growth: f64,
 }
 
-impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
+impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
     /// Factors computed elsewhere — ScaLAPACK's `p?getrf` left them in a caller's arrays —
     /// made ready for [`LuFactors::solve`]: `packed` (any layout) holds `L` (unit diagonal
     /// implied) and `U` of `P·A = L·U` in the rows of `P·A`, as LAPACK leaves them, and row `i`
-    /// of `P·A` is row `perm[i]` of `A`. They are copied to one layer of the plan's grid (its
-    /// `Px × Py`, whatever its layers); [`LuFactors::growth`] is NaN, as `A` is not known.
+    /// of `P·A` is row `perm[i]` of `A`. When `perm` is the identity and `packed`'s local
+    /// arrays are the tiles of one layer of the plan's grid (a plan [`LuPlan::for_layout`] made
+    /// on its layout) they are read where they are, for as long as the factors live
+    /// ([`LuFactors::in_caller_array`]; ScaLAPACK's `p?getrs` solves `P·B` so); otherwise they
+    /// are copied to one layer of the plan's grid (its `Px × Py`, whatever its layers).
+    /// [`LuFactors::growth`] is NaN, as `A` is not known.
     ///
     /// # Collective
     /// # Errors
@@ -452,10 +460,10 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
     pub fn from_packed<C, A>(
         comm: &C,
         plan: &LuPlan,
-        packed: &A,
+        packed: &'a A,
         perm: &[usize],
         par: Par,
-    ) -> Result<LuFactors<T, A::Layout>, LuError>
+    ) -> Result<LuFactors<'a, T, A::Layout>, LuError>
     where
         C: Communicator,
         A: DistMatrix<T, Layout = L> + ?Sized,
@@ -494,6 +502,12 @@ impl<T: KernelScalar, L: Layout> LuFactors<T, L> {
             perm: perm.to_vec(),
             growth: f64::NAN,
         })
+    }
+
+    /// Whether this rank's factors are read where the caller's array holds them
+    /// ([`LuFactors::from_packed`] without a copy).
+    pub fn in_caller_array(&self) -> bool {
+        self.factors.in_caller_array()
     }
 
     /// `L` and `U` packed in unpermuted rows (as LAPACK's getrf leaves them before its row

@@ -5,6 +5,7 @@
 use crate::gather::{gather_costs, gather_moves, Shares};
 use crate::geometry::{Geometry, Tiles};
 use crate::run::Run;
+use crate::storage::Storage;
 use crate::solve::SolveError;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
 use redblue_comm::{CommError, CommStats, Communicator};
@@ -23,13 +24,14 @@ use std::sync::Mutex;
 /// The factors of a tile factorisation on one rank: its tiles of its layer (empty off the
 /// grid), the steps' rows and diagonal blocks. The first call that needs them whole brings the
 /// layers' shares to layer 0's tiles in one exchange ([`TileFactors::gather_costs`]); they are
-/// used there from then on.
-pub struct TileFactors<T: Scalar> {
+/// used there from then on. `'a` is the life of an array they are read from where it is
+/// ([`TileFactors::from_factored`]); `'static` for factors in buffers of their own.
+pub struct TileFactors<'a, T: Scalar> {
     geom: Geometry,
     triangles: Triangles,
     /// This rank's tiles of its layer: its layer's share of the factors, and on layer 0, once
     /// gathered, the whole factors.
-    tiles: Mutex<Tiles<'static, T>>,
+    tiles: Mutex<Tiles<'a, T>>,
     /// Whether layer 0's tiles hold the whole factors (always with one layer).
     gathered: AtomicBool,
     /// Whether this rank's tiles hold their rows in the layout's order: the steps leave each
@@ -82,14 +84,14 @@ impl From<SolveError> for FactorsError {
     }
 }
 
-impl<T: KernelScalar> TileFactors<T> {
+impl<'a, T: KernelScalar> TileFactors<'a, T> {
     /// The factors [`crate::run()`] left on `rank`; their solves run on `par` threads (the
     /// factorisation's).
     pub fn new(
         geom: Geometry,
         triangles: Triangles,
         rank: usize,
-        run: Run<'static, T>,
+        run: Run<'a, T>,
         par: Par,
     ) -> Self {
         let tiles = run.tiles;
@@ -108,11 +110,17 @@ impl<T: KernelScalar> TileFactors<T> {
     }
 
     /// Factors computed elsewhere (ScaLAPACK's `p?getrf` or `p?potrf` left them in a caller's
-    /// arrays), given whole in `factors` (any layout), placed in `geom`'s tiles — one layer —
-    /// for the solves. Row `i` of `op(factors)` holds the factor row of the matrix's row
-    /// `perm[i]` (LAPACK's `P·A = L·U`, `L\U` in the rows of `P·A`; `None`: no permutation).
-    /// For [`Triangles::Cholesky`], `op(factors)` holds `L` in its lower triangle (pass
-    /// `Op::ConjTrans` and `U` for `A = Uᴴ·U`); what its upper triangle holds is ignored.
+    /// arrays), given whole in `factors` (any layout), for the solves on `geom`'s tiles — one
+    /// layer. Row `i` of `op(factors)` holds the factor row of the matrix's row `perm[i]`
+    /// (LAPACK's `P·A = L·U`, `L\U` in the rows of `P·A`; `None`: no permutation). For
+    /// [`Triangles::Cholesky`], `op(factors)` holds `L` in its lower triangle (pass
+    /// `Op::ConjTrans` and `U` for `A = Uᴴ·U`); what its upper triangle holds is ignored (no
+    /// use of the factors reads it).
+    ///
+    /// When `factors`' local arrays are the tiles' own (no permutation, `Op::NoTrans`, the
+    /// same blocks where the tiles have theirs: [`same_local_arrays`]) they are read where
+    /// they are, for as long as the factors live (`'a`); otherwise they are placed in tiles of
+    /// their own.
     ///
     /// # Collective
     /// # Errors
@@ -123,7 +131,7 @@ impl<T: KernelScalar> TileFactors<T> {
         comm: &C,
         geom: Geometry,
         triangles: Triangles,
-        factors: &A,
+        factors: &'a A,
         op: Op,
         perm: Option<&[usize]>,
         par: Par,
@@ -158,37 +166,34 @@ impl<T: KernelScalar> TileFactors<T> {
         }
         let native = geom.layer_layout()?;
         let rank = comm.rank();
-        // The tiles, agreed on by every rank before any data moves (a refusal is the same
-        // `OutOfMemory` everywhere); the transform with beta = 0 writes every element.
-        let mut local =
-            crate::reserve::reserve::<T, C>(comm, &geom, native.local_len(rank), 0)?.take_copy();
         let identity = perm.iter().enumerate().all(|(i, &p)| i == p);
-        if identity && op == Op::NoTrans && same_local_arrays(factors.layout(), &native) {
-            // The factors' local arrays are the tiles': one copy each.
-            let len = local.len();
-            local.copy_from_slice(&factors.local()[..len]);
-        } else if identity {
-            // No rows to permute: whole blocks at a time (a row-permuted layout's blocks are
-            // single rows).
-            let mut placed = BorrowedDistMatrixMut::new(comm, native.clone(), &mut local)?;
-            transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
-        } else {
-            let mut placed = BorrowedDistMatrixMut::new(
-                comm,
-                RowPermuted::new(native.clone(), perm.to_vec())?,
-                &mut local,
-            )?;
-            transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
-        }
-        if triangles == Triangles::Cholesky {
-            // Zeros above the diagonal: in each column of a block, its rows before the column.
-            for b in native.blocks(rank) {
-                for (jj, j) in b.cols.clone().enumerate() {
-                    let above = j.min(b.rows.end).saturating_sub(b.rows.start);
-                    local[b.offset + jj * b.ld..][..above].fill(T::zero());
+        // The same on every rank (it depends on the layouts, `op` and `perm` only).
+        let local: Storage<'a, T> =
+            if identity && op == Op::NoTrans && same_local_arrays(factors.layout(), &native) {
+                // The factors' local arrays are the tiles': read where they are.
+                Storage::Shared(&factors.local()[..native.local_len(rank)])
+            } else {
+                // The tiles, agreed on by every rank before any data moves (a refusal is the
+                // same `OutOfMemory` everywhere); the transform with beta = 0 writes every
+                // element.
+                let mut local =
+                    crate::reserve::reserve::<T, C>(comm, &geom, native.local_len(rank), 0)?
+                        .take_copy();
+                if identity {
+                    // No rows to permute: whole blocks at a time (a row-permuted layout's
+                    // blocks are single rows).
+                    let mut placed = BorrowedDistMatrixMut::new(comm, native.clone(), &mut local)?;
+                    transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
+                } else {
+                    let mut placed = BorrowedDistMatrixMut::new(
+                        comm,
+                        RowPermuted::new(native.clone(), perm.to_vec())?,
+                        &mut local,
+                    )?;
+                    transform(comm, T::one(), factors, op, T::zero(), &mut placed)?;
                 }
-            }
-        }
+                Storage::Owned(local)
+            };
         let pivots: Vec<Vec<usize>> = (0..geom.steps())
             .map(|t| perm[geom.panel(t)].to_vec())
             .collect();
@@ -206,6 +211,13 @@ impl<T: KernelScalar> TileFactors<T> {
             stopped: None,
         };
         Ok(TileFactors::new(geom, triangles, rank, run, par))
+    }
+
+    /// Whether this rank's factors are read where the caller's array holds them
+    /// ([`TileFactors::from_factored`] without a copy).
+    pub fn in_caller_array(&self) -> bool {
+        let tiles = self.tiles.lock().unwrap_or_else(|e| e.into_inner());
+        matches!(tiles.data, Storage::Shared(_))
     }
 
     /// The geometry.
@@ -440,12 +452,12 @@ impl<T: KernelScalar> TileFactors<T> {
 /// # Collective
 /// # Errors
 /// A communication failure.
-fn diagonal_blocks<T: Scalar, C: Communicator>(
+fn diagonal_blocks<'a, T: Scalar, C: Communicator>(
     comm: &C,
     geom: &Geometry,
     pivots: &[Vec<usize>],
-    local: Vec<T>,
-) -> Result<(Vec<T>, Vec<Vec<T>>), FactorsError> {
+    local: Storage<'a, T>,
+) -> Result<(Storage<'a, T>, Vec<Vec<T>>), FactorsError> {
     let mut moves = Vec::new();
     for (t, piv) in pivots.iter().enumerate() {
         let y = geom.col_py(geom.panel(t).start);
@@ -488,7 +500,7 @@ fn diagonal_blocks<T: Scalar, C: Communicator>(
         let w = geom.panel(t).len();
         blocks[t][position[i] + (j - t * geom.v) * w] = v;
     });
-    Ok((tiles.data.into_vec(), blocks))
+    Ok((tiles.data, blocks))
 }
 
 /// `dst = op(src)` (only `dst`'s `triangle` when given).
@@ -566,8 +578,9 @@ where
     Ok(())
 }
 
-impl<T: Scalar> Drop for TileFactors<T> {
-    /// The factors' buffer back to this thread's pool, for the next factorisation.
+impl<T: Scalar> Drop for TileFactors<'_, T> {
+    /// The factors' buffer back to this thread's pool, for the next factorisation (an array
+    /// read where it is stays with its owner).
     fn drop(&mut self) {
         let tiles = self.tiles.get_mut().unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut tiles.data).recycle();

@@ -89,7 +89,7 @@ fn factor_for_solve<T: KernelScalar, C: Communicator>(
     uplo: Uplo,
     layout: &BlockCyclicSubmatrix,
     a: &mut Array<'_, T>,
-) -> Result<Result<CholeskyFactor<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
+) -> Result<Result<CholeskyFactor<'static, T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
     let rank = comm.rank();
     let n = layout.shape().0;
     let plan =
@@ -221,13 +221,12 @@ fn solve_with_factor<T: KernelScalar, C: Communicator>(
     // then moves only within each process).
     let plan = CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), la, uplo)
         .or_serve()?;
-    let factor = {
-        let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
-            .or_serve()?;
-        match CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq) {
-            Ok(f) => f,
-            Err(e) => return not_served(e),
-        }
+    // Read where it is when its local arrays are the plan's tiles.
+    let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
+        .or_serve()?;
+    let factor = match CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq) {
+        Ok(f) => f,
+        Err(e) => return not_served(e),
     };
     solve_in_place(comm, lb, b, None, |bv| factor.solve(comm, bv).or_serve())?;
     Ok(Outcome::Served)

@@ -130,7 +130,7 @@ fn factor_into<T: KernelScalar, C: Communicator>(
     layout: &BlockCyclicSubmatrix,
     a: &mut Array<'_, T>,
     ipiv: &mut [i32],
-) -> Result<Result<LuFactors<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
+) -> Result<Result<LuFactors<'static, T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
     let rank = comm.rank();
     let fac = {
         let view = BorrowedDistMatrix::new(comm, layout.clone(), a.read(layout.local_len(rank))?)
@@ -278,18 +278,24 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
             Ok(f) => f,
             Err(pass) => return Ok(pass),
         };
-        drop(av);
         return solve_permuted(comm, &lb, b, perm, |pb| factors.solve(comm, pb).or_serve());
     }
     let op = op_of(trans).unwrap_or(Op::Trans);
-    let (factors, unpermute) = (transposed_factors(comm, &plan, &av, op)?, Some(perm));
-    drop(av);
-    match factors {
-        Ok(factors) => solve_in_place(comm, &lb, b, unpermute, |bv| {
-            factors.solve(comm, bv).or_serve()
-        })?,
+    let packed = match transposed_packed(comm, plan.n, &av, op)? {
+        Ok(packed) => packed,
         Err(pass) => return Ok(pass),
-    }
+    };
+    drop(av);
+    let identity: Vec<usize> = (0..n).collect();
+    let factors = match or_pass_on(LuFactors::from_packed(
+        comm, &plan, &packed, &identity, Par::Seq,
+    ))? {
+        Ok(f) => f,
+        Err(pass) => return Ok(pass),
+    };
+    solve_in_place(comm, &lb, b, Some(perm), |bv| {
+        factors.solve(comm, bv).or_serve()
+    })?;
     Ok(Outcome::Served)
 }
 
@@ -324,18 +330,17 @@ fn or_pass_on<V>(r: Result<V, LuError>) -> Result<Result<V, Outcome>, ServeError
     }
 }
 
-/// The factors of `op(A)·Pᵀ` (no pivoting) from `A`'s `L\U` in `s` (`P·A = L·U`): with `D`
-/// the diagonal of `op(U)`, `op(A)·Pᵀ = op(U)·op(L) = (op(U)·D⁻¹)·(D·op(L))`, a unit lower
-/// and an upper triangle that `op(s)`, its columns below the diagonal divided by `D` and its
-/// rows right of it multiplied by `D`, holds packed.
-fn transposed_factors<T: KernelScalar, C: Communicator>(
+/// The packed factors of `op(A)·Pᵀ` (no pivoting) from `A`'s `L\U` in `s` (`P·A = L·U`, order
+/// `n`): with `D` the diagonal of `op(U)`, `op(A)·Pᵀ = op(U)·op(L) = (op(U)·D⁻¹)·(D·op(L))`, a
+/// unit lower and an upper triangle that `op(s)`, its columns below the diagonal divided by
+/// `D` and its rows right of it multiplied by `D`, holds packed.
+fn transposed_packed<T: KernelScalar, C: Communicator>(
     comm: &C,
-    plan: &LuPlan,
+    n: usize,
     s: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
     op: Op,
-) -> Result<Result<LuFactors<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
+) -> Result<Result<OwnedDistMatrix<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
     let rank = comm.rank();
-    let n = plan.n;
     let mut diagonal = vec![T::zero(); n];
     for (i, j, pos) in local_elements(s.layout(), rank) {
         if i == j {
@@ -363,14 +368,7 @@ fn transposed_factors<T: KernelScalar, C: Communicator>(
             local[pos] *= diagonal[i];
         }
     }
-    let identity: Vec<usize> = (0..n).collect();
-    or_pass_on(LuFactors::from_packed(
-        comm,
-        plan,
-        &packed,
-        &identity,
-        Par::Seq,
-    ))
+    Ok(Ok(packed))
 }
 
 /// `p?gesv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).

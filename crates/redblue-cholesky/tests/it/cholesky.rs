@@ -4,11 +4,11 @@
 
 use redblue_cholesky::{
     cholesky, cholesky_in_place, cholesky_overwrite, cholesky_with, CholeskyAlgorithm,
-    CholeskyError, CholeskyParams, CholeskyPlan, LookAhead, TileGrid,
+    CholeskyError, CholeskyFactor, CholeskyParams, CholeskyPlan, LookAhead, TileGrid,
 };
 use redblue_comm::{run_ranks, CommStats, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar, Uplo};
-use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, GridLayout, OwnedDistMatrix};
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 
 /// Words and messages sent and received: what the exact models must match.
@@ -791,4 +791,59 @@ fn entry_00<L: redblue_dist::Layout>(m: &OwnedDistMatrix<c64, L>) -> Option<f64>
         }
     });
     out
+}
+
+/// A factor left in the caller's array (ScaLAPACK's `p?potrf` does so; NaN above the diagonal)
+/// is read where it is when the array is the tiles' own (the lower triangle on a plan made for
+/// its layout): no copy, the array untouched, and the solve equal to the factorisation's own.
+/// The upper triangle through the same plan is copied, and solves alike.
+#[test]
+fn a_factor_in_the_callers_array_is_read_where_it_is() {
+    let (n, nb, k) = (150, 16, 3);
+    for (pr, pc, uplo, in_place) in [
+        (1, 2, Uplo::Lower, true),
+        (3, 1, Uplo::Lower, true),
+        (1, 1, Uplo::Lower, true),
+        (1, 2, Uplo::Upper, false),
+    ] {
+        let p = pr * pc;
+        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+        let plan =
+            CholeskyPlan::for_layout(n, p, &CholeskyParams::default(), &layout, uplo).unwrap();
+        let f = hpd::<c64>(n, uplo, 5);
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), &f).unwrap();
+            let b =
+                OwnedDistMatrix::<c64, _>::random(&comm, GridLayout::even(n, k, p, 1).unwrap(), 9)
+                    .unwrap();
+            let fac = cholesky_with(&comm, &plan, &a, uplo, Par::Seq).unwrap();
+            // The caller's array: the factor over its triangle, NaN in the other.
+            let mut stored = a.clone();
+            fac.write_factor(&comm, &mut stored).unwrap();
+            let before: Vec<u64> = stored
+                .local()
+                .iter()
+                .map(|z| z.re.to_bits() ^ z.im.to_bits())
+                .collect();
+            let again = CholeskyFactor::from_factor(&comm, &plan, &stored, uplo, Par::Seq).unwrap();
+            let (x, y) = (
+                fac.solve(&comm, &b).unwrap(),
+                again.solve(&comm, &b).unwrap(),
+            );
+            let mut diff = x.clone();
+            diff.axpy(&comm, -c64::one(), &y).unwrap();
+            let close = diff.norm_max(&comm).unwrap() <= 1e-12 * x.norm_max(&comm).unwrap();
+            let read_in_place = again.in_caller_array();
+            drop(again);
+            let after: Vec<u64> = stored
+                .local()
+                .iter()
+                .map(|z| z.re.to_bits() ^ z.im.to_bits())
+                .collect();
+            (close, read_in_place, before == after)
+        });
+        for (r, o) in out.iter().enumerate() {
+            assert_eq!(*o, (true, in_place, true), "{pr}x{pc} {uplo:?} rank {r}");
+        }
+    }
 }

@@ -3,11 +3,11 @@
 
 use redblue_comm::{run_ranks, Communicator};
 use redblue_core::{c32, c64, RealScalar, Scalar};
-use redblue_dist::{BlockCyclic, DistMatrix, GridLayout, OwnedDistMatrix};
-use redblue_kernels::KernelScalar;
+use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, DistMatrix, GridLayout, OwnedDistMatrix};
+use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{
-    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, LookAhead, LuAlgorithm, LuError,
-    LuParams, TileGrid,
+    diagonal_pivots, lu, lu_in_place, lu_plan, lu_rank_costs, lu_with, LookAhead, LuAlgorithm,
+    LuError, LuFactors, LuParams, LuPlan, TileGrid,
 };
 
 /// Words and messages sent and received: what the exact models must match.
@@ -805,5 +805,56 @@ fn a_plan_is_made_before_and_checked_against_the_matrix_and_the_communicator() {
             too_wide.as_ref().unwrap().contains("need 8 ranks"),
             "{too_wide:?}"
         );
+    }
+}
+
+/// Factors left in the caller's array (`L\U` in the rows of `P·A`, as ScaLAPACK's `p?getrf`
+/// leaves them) are read where they are when the array is the tiles' own (a plan made for its
+/// layout, no rows permuted: `P·B` is solved): no copy, the array untouched, and the solve
+/// equal to the factorisation's own. With the interchanges given, they are copied.
+#[test]
+fn factors_in_the_callers_array_are_read_where_they_are() {
+    let (n, nb, k) = (130, 16, 3);
+    for (pr, pc) in [(1, 2), (2, 1), (1, 1)] {
+        let p = pr * pc;
+        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 3))
+                .unwrap();
+            let b =
+                OwnedDistMatrix::from_fn(&comm, GridLayout::even(n, k, p, 1).unwrap(), |i, j| {
+                    entry::<c64>(i, j, 4)
+                })
+                .unwrap();
+            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
+            let mut stored = a.clone();
+            fac.write_factors(&comm, &mut stored).unwrap();
+            let before = stored.local().to_vec();
+            let x = fac.solve(&comm, &b).unwrap();
+            let identity: Vec<usize> = (0..n).collect();
+            let mut result = Vec::new();
+            for perm in [&identity[..], fac.perm()] {
+                let again = LuFactors::from_packed(&comm, &plan, &stored, perm, Par::Seq).unwrap();
+                let rhs = if perm == &identity[..] {
+                    b.permute_rows(&comm, fac.perm()).unwrap()
+                } else {
+                    b.clone()
+                };
+                let y = again.solve(&comm, &rhs).unwrap();
+                let mut diff = x.clone();
+                diff.axpy(&comm, -c64::one(), &y).unwrap();
+                let close = diff.norm_max(&comm).unwrap() <= 1e-12 * x.norm_max(&comm).unwrap();
+                result.push((close, again.in_caller_array()));
+            }
+            (result, stored.local() == &before[..])
+        });
+        for (r, o) in out.iter().enumerate() {
+            assert_eq!(
+                *o,
+                (vec![(true, true), (true, false)], true),
+                "{pr}x{pc} rank {r}"
+            );
+        }
     }
 }
