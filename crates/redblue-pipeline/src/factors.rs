@@ -5,9 +5,9 @@
 use crate::gather::{gather_costs, gather_moves, Shares};
 use crate::geometry::{Geometry, Tiles};
 use crate::run::Run;
-use crate::storage::Storage;
 use crate::solve::SolveError;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
+use crate::storage::Storage;
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar, Uplo};

@@ -222,8 +222,8 @@ fn solve_with_factor<T: KernelScalar, C: Communicator>(
     let plan = CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), la, uplo)
         .or_serve()?;
     // Read where it is when its local arrays are the plan's tiles.
-    let av = BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?)
-        .or_serve()?;
+    let av =
+        BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
     let factor = match CholeskyFactor::from_factor(comm, &plan, &av, uplo, Par::Seq) {
         Ok(f) => f,
         Err(e) => return not_served(e),

@@ -288,7 +288,11 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     drop(av);
     let identity: Vec<usize> = (0..n).collect();
     let factors = match or_pass_on(LuFactors::from_packed(
-        comm, &plan, &packed, &identity, Par::Seq,
+        comm,
+        &plan,
+        &packed,
+        &identity,
+        Par::Seq,
     ))? {
         Ok(f) => f,
         Err(pass) => return Ok(pass),
