@@ -1,5 +1,5 @@
 /* A ScaLAPACK program, as users write them, for redblue's ScaLAPACK library: it calls
- * pdgemm_, pdgetrf_, pdpotrf_, pdgetrs_, pdpotrs_ (timed) and pdgesv_, pdposv_ (checked) on
+ * pdgemm_, pdgetrf_, pdpotrf_, pdgetrs_, pdpotrs_, pdgesv_, pdposv_ (timed; the last two also checked) on
  * block-cyclic arrays it allocates itself. Run it under mpirun with and without the library
  * preloaded:
  *
@@ -7,7 +7,8 @@
  *                                                prints "time ROUTINE SECONDS" per call;
  *                                                ROUTINE is gemm, getrf, potrf, or getrs or
  *                                                potrs (16 right-hand sides, with the factors
- *                                                of one untimed pdgetrf_ or pdpotrf_ call)
+ *                                                of one untimed pdgetrf_ or pdpotrf_ call),
+ *                                                or gesv or posv (16 right-hand sides)
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
  *                                                of that order (R, row-major, by default) and
  *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
@@ -105,8 +106,10 @@ static int timed(const char *routine, int n, int nb, int reps) {
   int one = 1, info = 0, nrhs = 16;
   int *ipiv = malloc(sizeof(int) * (size_t)(a.locr + nb));
   double alpha = 1.0, beta = 0.0;
-  int spd = strcmp(routine, "potrf") == 0 || strcmp(routine, "potrs") == 0;
+  int spd = strcmp(routine, "potrf") == 0 || strcmp(routine, "potrs") == 0 ||
+            strcmp(routine, "posv") == 0;
   int solve = strcmp(routine, "getrs") == 0 || strcmp(routine, "potrs") == 0;
+  int factor_and_solve = strcmp(routine, "gesv") == 0 || strcmp(routine, "posv") == 0;
   Matrix x = matrix(n, nrhs, nb);
   fill(&b, 2, 0);
   if (solve) {
@@ -121,15 +124,19 @@ static int timed(const char *routine, int n, int nb, int reps) {
     }
   }
   for (int rep = 0; rep <= reps; rep++) {
-    if (solve)
+    if (solve || factor_and_solve)
       fill(&x, 7, 0);
-    else
+    if (!solve)
       fill(&a, 1, spd);
     double t = now();
     if (strcmp(routine, "getrs") == 0) {
       pdgetrs_("N", &n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info, 1);
     } else if (strcmp(routine, "potrs") == 0) {
       pdpotrs_("L", &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info, 1);
+    } else if (strcmp(routine, "gesv") == 0) {
+      pdgesv_(&n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info);
+    } else if (strcmp(routine, "posv") == 0) {
+      pdposv_("L", &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info);
     } else if (strcmp(routine, "gemm") == 0) {
       pdgemm_("N", "N", &n, &n, &n, &alpha, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc,
               &beta, c.a, &one, &one, c.desc);
@@ -197,7 +204,7 @@ int main(int argc, char **argv) {
   const char *order = argc == 7 ? argv[6] : "R";
   if (!timing && !checking) {
     if (me == 0)
-      fprintf(stderr, "usage: driver time gemm|getrf|potrf|getrs|potrs N NB REPS P Q | driver check N NB P Q [R|C]\n");
+      fprintf(stderr, "usage: driver time gemm|getrf|potrf|getrs|potrs|gesv|posv N NB REPS P Q | driver check N NB P Q [R|C]\n");
     MPI_Finalize();
     return 2;
   }

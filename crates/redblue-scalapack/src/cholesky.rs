@@ -12,7 +12,8 @@ use redblue_cholesky::{
 use redblue_comm::Communicator;
 use redblue_core::Uplo;
 use redblue_dist::{
-    BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError, Layout,
+    same_local_arrays, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
+    Layout,
 };
 use redblue_kernels::{KernelScalar, Par};
 
@@ -81,9 +82,10 @@ fn factor_into<T: KernelScalar, C: Communicator>(
     }
 }
 
-/// `p?posv`'s factorisation: in a copy, the factor kept for the solve and written over
-/// `sub(A)`'s `uplo` triangle (a solve refused after the array was overwritten could not be
-/// passed on to ScaLAPACK's `p?posv`). The outcome when it stops, nothing written.
+/// `p?posv`'s factorisation when `sub(A)` is not the factorisation's own array: in a copy, the
+/// factor kept for the solve and written over `sub(A)`'s `uplo` triangle (placing the factor
+/// for the solve after the array was overwritten could be refused, and the call could then not
+/// be passed on to ScaLAPACK's `p?posv`). The outcome when it stops, nothing written.
 fn factor_for_solve<T: KernelScalar, C: Communicator>(
     comm: &C,
     uplo: Uplo,
@@ -232,9 +234,11 @@ fn solve_with_factor<T: KernelScalar, C: Communicator>(
     Ok(Outcome::Served)
 }
 
-/// `p?posv` on `comm`: `p?potrf`, then `p?potrs` with the factor just made. As ScaLAPACK's,
-/// its own checks leave `B`'s descriptor to the solve (a bad one is passed on, for ScaLAPACK to
-/// report as `p?potrs`'s) and number a block height of `B` unlike `A`'s as `-1006`.
+/// `p?posv` on `comm`: `p?potrf`, then `p?potrs` with the factor just made (in the caller's
+/// array, with no copy, when it is the factorisation's own: a matrix that is not positive
+/// definite then leaves it part-way, `info > 0`, as ScaLAPACK's does). As ScaLAPACK's, its own
+/// checks leave `B`'s descriptor to the solve (a bad one is passed on, for ScaLAPACK to report
+/// as `p?potrs`'s) and number a block height of `B` unlike `A`'s as `-1006`.
 ///
 /// # Collective
 /// # Errors
@@ -269,6 +273,20 @@ pub fn pposv<T: KernelScalar, C: Communicator>(
     let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
     let (renumbered, [la, lb]) = column_major_if(comm, g, uplo == Uplo::Lower, [la, lb])?;
     let comm = renumbered.as_ref().unwrap_or(comm);
+    let n = la.shape().0;
+    let plan = CholeskyPlan::for_layout(n, comm.size(), &lapack_params(), &la, uplo).or_serve()?;
+    if uplo == Uplo::Lower
+        && plan.grid.c == 1
+        && same_local_arrays(&la, &plan.native_layout().or_serve()?)
+    {
+        // The caller's array is the factorisation's own: factored in it, then solved reading
+        // the factor there. Nothing the solve needs can be refused once the array is
+        // overwritten (no copy of the factor is made).
+        return match factor_into(comm, uplo, &la, a)? {
+            Outcome::Served if ob.n > 0 => solve_with_factor(comm, uplo, (&la, a), (&lb, b)),
+            outcome => Ok(outcome),
+        };
+    }
     let factor = match factor_for_solve(comm, uplo, &la, a)? {
         Ok(f) => f,
         Err(outcome) => return Ok(outcome),

@@ -9,8 +9,8 @@ use crate::common::{
 use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
-    transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
-    DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
+    same_local_arrays, transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut,
+    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu_with, LuError, LuFactors, LuParams, LuPlan};
@@ -266,19 +266,10 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
     if op_of(trans) == Some(Op::NoTrans) {
-        // `L\U` of `P·A` taken as it is (no rows of the factors moved), `P·B` solved with it.
-        let identity: Vec<usize> = (0..n).collect();
-        let factors = match or_pass_on(LuFactors::from_packed(
-            comm,
-            &plan,
-            &av,
-            &identity,
-            Par::Seq,
-        ))? {
-            Ok(f) => f,
-            Err(pass) => return Ok(pass),
-        };
-        return solve_permuted(comm, &lb, b, perm, |pb| factors.solve(comm, pb).or_serve());
+        return Ok(match solve_with_packed(comm, &plan, &av, &lb, b, perm)? {
+            Ok(()) => Outcome::Served,
+            Err(pass) => pass,
+        });
     }
     let op = op_of(trans).unwrap_or(Op::Trans);
     let packed = match transposed_packed(comm, plan.n, &av, op)? {
@@ -301,6 +292,36 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
         factors.solve(comm, bv).or_serve()
     })?;
     Ok(Outcome::Served)
+}
+
+/// Solves `A·X = B` in the caller's `B` (layout `lb`) with `L\U` of `P·A` in `packed` taken as
+/// it is (no rows of the factors moved; read where they are when the array is the plan's
+/// tiles' own): `(L·U)·X = P·B`, row `i` of `P·B` being row `perm[i]` of `B`. A refusal of
+/// the factors' memory (the same on every rank) is the outcome to pass the call on with,
+/// nothing written.
+///
+/// # Collective
+fn solve_with_packed<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    plan: &LuPlan,
+    packed: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
+    lb: &BlockCyclicSubmatrix,
+    b: &mut Array<'_, T>,
+    perm: Vec<usize>,
+) -> Result<Result<(), Outcome>, ServeError> {
+    let identity: Vec<usize> = (0..plan.n).collect();
+    let factors = match or_pass_on(LuFactors::from_packed(
+        comm,
+        plan,
+        packed,
+        &identity,
+        Par::Seq,
+    ))? {
+        Ok(f) => f,
+        Err(pass) => return Ok(Err(pass)),
+    };
+    solve_permuted(comm, lb, b, perm, |pb| factors.solve(comm, pb).or_serve())?;
+    Ok(Ok(()))
 }
 
 /// Solves `A·X = B` in the caller's `B` (layout `lb`) as `(L·U)·X = P·B`, `solve` given the
@@ -426,8 +447,23 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         Ok(f) => f,
         Err(pass) => return Ok(pass),
     };
-    if ob.n > 0 {
-        solve_in_place(comm, &lb, b, None, |bv| factors.solve(comm, bv).or_serve())?;
+    if ob.n == 0 {
+        return Ok(Outcome::Served);
     }
+    // `L\U` of `P·A` is now in the caller's array: when that array is the tiles' own, the
+    // solve reads it there, as `p?getrs_` does (the factors' own tiles hold their rows in the
+    // order of the interchanges, and would have them sorted first).
+    let n = oa.n as usize;
+    let plan = LuPlan::for_layout(n, n, comm.size(), &LuParams::default(), &la).or_serve()?;
+    if same_local_arrays(&la, &plan.native_layout().or_serve()?) {
+        let perm = factors.perm().to_vec();
+        let rank = comm.rank();
+        let av =
+            BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(rank))?).or_serve()?;
+        if solve_with_packed(comm, &plan, &av, &lb, b, perm)?.is_ok() {
+            return Ok(Outcome::Served);
+        }
+    }
+    solve_in_place(comm, &lb, b, None, |bv| factors.solve(comm, bv).or_serve())?;
     Ok(Outcome::Served)
 }

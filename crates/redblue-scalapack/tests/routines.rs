@@ -959,11 +959,40 @@ fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_inf
                     value(i, j)
                 }
             };
+            // `p?posv` alike: the same info, in the caller's array when it is the
+            // factorisation's own, the right-hand sides untouched.
+            let rhs = Dist {
+                m: n,
+                n: 2,
+                mb: nb,
+                nb: 1,
+                src: (0, 0),
+            };
             let out = run_ranks(nprow * npcol, |comm| {
                 let g = grid_of(&comm, nprow, npcol);
                 let (mut la, desc) = whole_array(&g, n, nb, tight, not_pd);
                 let op = potrf_operand(n as i32, 1, 1, desc);
                 let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
+                let (mut la2, desc) = whole_array(&g, n, nb, tight, not_pd);
+                let mut lb = rhs.local(&g, |i, j| entry::<f64>(i, j, 12));
+                let b0 = lb.clone();
+                let ops = potrs_operands(n as i32, 2, (1, 1, desc), (1, 1, rhs.desc(&g)));
+                let posv = pposv(
+                    &comm,
+                    &g,
+                    b'L',
+                    &ops,
+                    &mut Array::new(&mut la2),
+                    &mut Array::new(&mut lb),
+                )
+                .unwrap();
+                assert_eq!(posv, out, "posv {nprow}x{npcol} {tight}");
+                assert_eq!(lb, b0, "posv {nprow}x{npcol} {tight}: B written");
+                assert_eq!(
+                    la2[0].to_bits(),
+                    la[0].to_bits(),
+                    "posv {nprow}x{npcol} {tight}"
+                );
                 (out, (g.rank() == 0).then(|| la[0]))
             });
             let in_place = tight;
