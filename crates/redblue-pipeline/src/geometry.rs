@@ -79,12 +79,12 @@ impl Geometry {
 
     /// The grid row holding global row `g`.
     pub fn row_px(&self, g: usize) -> usize {
-        (g / self.v) % self.px
+        cyclic_owner(g, self.v, self.px)
     }
 
     /// The grid column holding global column `g`.
     pub fn col_py(&self, g: usize) -> usize {
-        (g / self.v) % self.py
+        cyclic_owner(g, self.v, self.py)
     }
 
     /// Whether the matrix is square.
@@ -123,6 +123,9 @@ impl Geometry {
 
     /// The rows of `list` (in its order) that grid row `x` holds.
     pub fn rows_of(&self, list: &[usize], x: usize) -> Vec<usize> {
+        if self.px == 1 {
+            return if x == 0 { list.to_vec() } else { Vec::new() };
+        }
         list.iter()
             .copied()
             .filter(|&r| self.row_px(r) == x)
@@ -131,6 +134,9 @@ impl Geometry {
 
     /// How many rows of `list` each grid row holds.
     pub fn row_counts(&self, list: &[usize]) -> Vec<usize> {
+        if self.px == 1 {
+            return vec![list.len()];
+        }
         let mut counts = vec![0; self.px];
         for &r in list {
             counts[self.row_px(r)] += 1;
@@ -510,9 +516,44 @@ impl<'a, T: Copy> Tiles<'a, T> {
     }
 }
 
+/// Which of `p` cyclic owners holds index `g` in blocks of `v`: `(g / v) % p`, without a
+/// division where `v` or `p` is a power of two or `p` is 1 (the solves ask it of every row
+/// of every step).
+fn cyclic_owner(g: usize, v: usize, p: usize) -> usize {
+    if p == 1 {
+        return 0;
+    }
+    let block = if v.is_power_of_two() {
+        g >> v.trailing_zeros()
+    } else {
+        g / v
+    };
+    if p.is_power_of_two() {
+        block & (p - 1)
+    } else {
+        block % p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cyclic_owner_is_the_block_index_modulo_the_owners() {
+        for v in [1, 2, 3, 4, 64, 100, 192] {
+            for p in [1, 2, 3, 4, 5, 8] {
+                for g in 0..2000 {
+                    assert_eq!(cyclic_owner(g, v, p), (g / v) % p, "{g} {v} {p}");
+                }
+            }
+        }
+        let geom = Geometry::new(40, 4, TileGrid { px: 1, py: 3, c: 1 });
+        let rows: Vec<usize> = (0..40).rev().collect();
+        assert_eq!(geom.rows_of(&rows, 0), rows);
+        assert!(geom.rows_of(&rows, 1).is_empty());
+        assert_eq!(geom.row_counts(&rows), vec![40]);
+    }
     use redblue_dist::Layout;
 
     #[test]
