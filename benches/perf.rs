@@ -11,6 +11,11 @@
 //! cargo bench -p redblue-benches --bench perf --features openblas   # the kernels on OpenBLAS
 //! ```
 //!
+//! With `--features openblas` the factorisations' comparisons run four arms in each round —
+//! the kernel crate's two-thread factorisation on OpenBLAS and on redblue's own kernels, ours
+//! on each — and print three lines: ours against the reference on the same kernels, and ours
+//! on redblue's own kernels (the default build) against OpenBLAS.
+//!
 //! With `OPENBLAS_CORETYPE` set, the program re-runs itself without it (OpenBLAS would otherwise
 //! use the forced core's kernels, half the speed on an AVX-512 core) and says so.
 //!
@@ -26,7 +31,7 @@ use redblue::comm::{run_ranks, Communicator, ThreadComm};
 use redblue::core::{c32, c64, random, Op, Scalar, Uplo};
 use redblue::dist::{BlockCyclic, GridOrder, OwnedDistMatrix};
 use redblue::gemm::{gemm_with, GemmParams, GemmPlan, GemmShape};
-use redblue::kernels::{gemm, getrf, potrf, KernelScalar, Mat, Par};
+use redblue::kernels::{gemm, getrf, potrf, set_system_blas, KernelScalar, Mat, Par, SYSTEM_BLAS};
 use redblue::lu::{lu_in_place, lu_plan, LuParams};
 use redblue_benches::median;
 use std::sync::Arc;
@@ -36,8 +41,8 @@ use std::time::Instant;
 /// two barriers).
 type Arm = Box<dyn FnMut(&ThreadComm) -> f64>;
 
-/// Makes a comparison's two arms on a rank.
-type Arms = dyn Fn(&ThreadComm) -> [Arm; 2] + Sync;
+/// Makes a comparison's arms on a rank, the reference first.
+type Arms = dyn Fn(&ThreadComm) -> Vec<Arm> + Sync;
 
 fn entry<T: Scalar>(i: usize, j: usize, seed: u64) -> T {
     T::from_f64_parts(random::uniform(i, j, seed), random::uniform(i, j, seed + 7))
@@ -106,33 +111,44 @@ fn settle() {
     }
 }
 
-/// `pairs` interleaved pairs (after one dropped to warm up) on `p` ranks: rank 0's seconds.
-/// Each arm starts on a machine where no thread of the previous one runs ([`settle`]).
-fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<(f64, f64)> {
+/// `pairs` interleaved rounds, each running every arm once in turn (after one round dropped to
+/// warm up), on `p` ranks: rank 0's seconds, per round and arm. Each arm starts on a machine
+/// where no thread of the previous one runs ([`settle`]).
+fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<Vec<f64>> {
     let mut times = run_ranks(p, |comm| {
-        let [mut first, mut second] = arms(&comm);
-        let settled = |arm: &mut Arm| {
-            let t = arm(&comm);
-            settle();
-            t
-        };
+        let mut arms = arms(&comm);
         (0..=pairs)
-            .map(|_| (settled(&mut first), settled(&mut second)))
+            .map(|_| {
+                arms.iter_mut()
+                    .map(|arm| {
+                        let t = arm(&comm);
+                        settle();
+                        t
+                    })
+                    .collect::<Vec<_>>()
+            })
             .skip(1)
             .collect::<Vec<_>>()
     });
     times.swap_remove(0)
 }
 
-/// Runs a comparison and prints a line: the reference (the first arm) in GFLOP/s, the ratio
-/// of its time to the second arm's, the target (none when 0).
-fn compare(name: &str, flops: f64, p: usize, pairs: usize, target: f64, arms: &Arms) -> f64 {
-    let times = interleave(p, pairs, arms);
-    let ratios: Vec<f64> = times.iter().map(|&(a, b)| a / b).collect();
+/// Prints a line for arm `ours` of `times` against arm `reference`: the reference in GFLOP/s,
+/// the median ratio of its time to ours and the range, the target (none when 0); returns the
+/// median ratio.
+fn report(
+    name: &str,
+    flops: f64,
+    times: &[Vec<f64>],
+    reference: usize,
+    ours: usize,
+    target: f64,
+) -> f64 {
+    let ratios: Vec<f64> = times.iter().map(|t| t[reference] / t[ours]).collect();
     let (lo, hi) = ratios
         .iter()
         .fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
-    let reference = median(times.iter().map(|t| t.0).collect());
+    let seconds = median(times.iter().map(|t| t[reference]).collect());
     let ratio = median(ratios);
     let verdict = match target {
         t if t <= 0.0 => String::new(),
@@ -140,67 +156,162 @@ fn compare(name: &str, flops: f64, p: usize, pairs: usize, target: f64, arms: &A
         t => format!("; target {t:.2} NOT met"),
     };
     println!(
-        "{name:<50} reference {:>6.1} GFLOP/s; ratio {ratio:.2} ({lo:.2}–{hi:.2}){verdict}",
-        flops / reference / 1e9,
+        "{name:<62} reference {:>6.1} GFLOP/s; ratio {ratio:.2} ({lo:.2}–{hi:.2}){verdict}",
+        flops / seconds / 1e9,
     );
     ratio
 }
 
-/// The LU (COnfLUX, the planner's grid) on `p` ranks against the kernel's `getrf`, 2 threads.
+/// Runs a comparison of two arms and prints its line ([`report`]).
+fn compare(name: &str, flops: f64, p: usize, pairs: usize, target: f64, arms: &Arms) -> f64 {
+    let times = interleave(p, pairs, arms);
+    report(name, flops, &times, 0, 1, target)
+}
+
+/// `arm` run with the system BLAS on or off (set by rank 0 before the arm's first barrier, so
+/// every rank runs with it).
+fn on_system_blas(system: bool, mut arm: Arm) -> Arm {
+    Box::new(move |comm| {
+        if comm.rank() == 0 {
+            set_system_blas(system);
+        }
+        arm(comm)
+    })
+}
+
+/// A factorisation's comparison: with the system BLAS linked, its four arms — the kernel on
+/// OpenBLAS, the kernel on redblue's own, ours on OpenBLAS, ours on redblue's own — interleaved
+/// in one run and three lines (ours against the kernel on the same kernels, and ours on its
+/// own kernels against OpenBLAS); otherwise the two arms and one line. Returns the ratio on
+/// the same kernels (the system's when linked).
+fn compare_kernels(
+    name: &str,
+    reference: &str,
+    flops: f64,
+    p: usize,
+    pairs: usize,
+    target: f64,
+    arms: impl Fn(&ThreadComm) -> (Arm, Arm, Arm, Arm) + Sync + 'static,
+) -> f64 {
+    if !SYSTEM_BLAS || target <= 0.0 {
+        let two = move |comm: &ThreadComm| -> Vec<Arm> {
+            let (kernel, ours, _, _) = arms(comm);
+            vec![kernel, ours]
+        };
+        return compare(
+            &format!("{name} / {reference}"),
+            flops,
+            p,
+            pairs,
+            target,
+            &two,
+        );
+    }
+    let four = move |comm: &ThreadComm| -> Vec<Arm> {
+        let (kernel, ours, kernel_own, ours_own) = arms(comm);
+        vec![
+            on_system_blas(true, kernel),
+            on_system_blas(false, kernel_own),
+            on_system_blas(true, ours),
+            on_system_blas(false, ours_own),
+        ]
+    };
+    let times = interleave(p, pairs, &four);
+    set_system_blas(true);
+    let same = report(
+        &format!("{name} / {reference}"),
+        flops,
+        &times,
+        0,
+        2,
+        target,
+    );
+    report(
+        &format!("{name} [own kernels] / {reference} [own]"),
+        flops,
+        &times,
+        1,
+        3,
+        target,
+    );
+    report(
+        &format!("{name} [own kernels] / {reference}"),
+        flops,
+        &times,
+        0,
+        3,
+        target,
+    );
+    same
+}
+
+/// The LU (COnfLUX, the planner's grid) on `p` ranks against the kernel's `getrf`, 2 threads
+/// ([`compare_kernels`]).
 fn lu_vs_getrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -> f64 {
     let input = Arc::new(Mat::from_fn(n, n, |i, j| entry::<T>(i, j, 1)));
     let params = LuParams::default();
     let (grid, v) = lu_plan(n, p, &params).unwrap();
-    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+    let arms = move |comm: &ThreadComm| {
         let layout = BlockCyclic::new(n, n, v, v, grid.px, grid.py)
             .unwrap()
             .with_order(GridOrder::ColMajor);
         let a = OwnedDistMatrix::from_fn(comm, layout, |i, j| entry::<T>(i, j, 1)).unwrap();
-        let params = params.clone();
-        let ours: Arm = Box::new(move |comm| {
-            let copy = a.clone();
-            // The factors settled, as `getrf` leaves them finished (rows in order, layers
-            // gathered).
-            timed(comm, || {
-                lu_in_place(comm, copy, &params)
-                    .unwrap()
-                    .settle(comm)
-                    .unwrap()
+        let a = Arc::new(a);
+        let ours = || -> Arm {
+            let (a, params) = (a.clone(), params.clone());
+            Box::new(move |comm| {
+                let copy = (*a).clone();
+                // The factors settled, as `getrf` leaves them finished (rows in order, layers
+                // gathered).
+                timed(comm, || {
+                    lu_in_place(comm, copy, &params)
+                        .unwrap()
+                        .settle(comm)
+                        .unwrap()
+                })
             })
-        });
-        let kernel = kernel_arm(input.clone(), |m| {
-            drop(getrf(m.as_mut(), Par::Threads(2)).unwrap())
-        });
-        [kernel, ours]
+        };
+        let kernel = || {
+            kernel_arm(input.clone(), |m| {
+                drop(getrf(m.as_mut(), Par::Threads(2)).unwrap())
+            })
+        };
+        (kernel(), ours(), kernel(), ours())
     };
     let flops = flops_per_fma::<T>() * (n as f64).powi(3) / 3.0;
-    let name = format!("lu {} n={n}, {p} ranks / getrf 2 threads", T::NAME);
-    compare(&name, flops, p, pairs, target, &arms)
+    let name = format!("lu {} n={n}, {p} ranks", T::NAME);
+    compare_kernels(&name, "getrf 2 threads", flops, p, pairs, target, arms)
 }
 
-/// The Cholesky (COnfCHOX, the planner's) on `p` ranks against the kernel's `potrf`, 2 threads.
+/// The Cholesky (COnfCHOX, the planner's) on `p` ranks against the kernel's `potrf`, 2 threads
+/// ([`compare_kernels`]).
 fn cholesky_vs_potrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -> f64 {
     let input = Arc::new(Mat::from_fn(n, n, hpd::<T>(n)));
     let params = CholeskyParams::default();
-    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+    let arms = move |comm: &ThreadComm| {
         let plan = CholeskyPlan::new(n, comm.size(), &params).unwrap();
         let a = OwnedDistMatrix::from_fn(comm, plan.native_layout().unwrap(), hpd::<T>(n)).unwrap();
-        let params = params.clone();
-        let ours: Arm = Box::new(move |comm| {
-            let copy = a.clone();
-            timed(comm, || {
-                let factor = cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap();
-                factor.settle(comm).unwrap()
+        let a = Arc::new(a);
+        let ours = || -> Arm {
+            let (a, params) = (a.clone(), params.clone());
+            Box::new(move |comm| {
+                let copy = (*a).clone();
+                timed(comm, || {
+                    let factor = cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap();
+                    factor.settle(comm).unwrap()
+                })
             })
-        });
-        let kernel = kernel_arm(input.clone(), |m| {
-            potrf(Uplo::Lower, m.as_mut(), Par::Threads(2)).unwrap()
-        });
-        [kernel, ours]
+        };
+        let kernel = || {
+            kernel_arm(input.clone(), |m| {
+                potrf(Uplo::Lower, m.as_mut(), Par::Threads(2)).unwrap()
+            })
+        };
+        (kernel(), ours(), kernel(), ours())
     };
     let flops = flops_per_fma::<T>() * (n as f64).powi(3) / 6.0;
-    let name = format!("cholesky {} n={n}, {p} ranks / potrf 2 threads", T::NAME);
-    compare(&name, flops, p, pairs, target, &arms)
+    let name = format!("cholesky {} n={n}, {p} ranks", T::NAME);
+    compare_kernels(&name, "potrf 2 threads", flops, p, pairs, target, arms)
 }
 
 /// Where a distributed product's operands live.
@@ -259,7 +370,7 @@ fn gemm_vs_kernel<T: KernelScalar>(
     let (m, n, k) = dims;
     let a = Arc::new(Mat::from_fn(m, k, |i, j| entry::<T>(i, j, 1)));
     let b = Arc::new(Mat::from_fn(k, n, |i, j| entry::<T>(i, j, 2)));
-    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+    let arms = move |comm: &ThreadComm| -> Vec<Arm> {
         let (a, b) = (a.clone(), b.clone());
         let mut c = (comm.rank() == 0).then(|| Mat::<T>::zeros(m, n));
         let kernel: Arm = Box::new(move |comm| {
@@ -279,7 +390,7 @@ fn gemm_vs_kernel<T: KernelScalar>(
                 }
             })
         });
-        [kernel, product_arm::<T>(comm, dims, Placement::Native)]
+        vec![kernel, product_arm::<T>(comm, dims, Placement::Native)]
     };
     let flops = flops_per_fma::<T>() * (m * n) as f64 * k as f64;
     let name = format!("gemm {} {m}x{n}x{k}, {p} ranks / gemm 2 threads", T::NAME);
@@ -288,8 +399,8 @@ fn gemm_vs_kernel<T: KernelScalar>(
 
 /// The product from ScaLAPACK's block-cyclic layout against the native layout, 2 ranks.
 fn gemm_block_cyclic(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
-    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
-        [
+    let arms = move |comm: &ThreadComm| -> Vec<Arm> {
+        vec![
             product_arm::<f64>(comm, dims, Placement::Native),
             product_arm::<f64>(comm, dims, Placement::BlockCyclic),
         ]
@@ -304,7 +415,7 @@ fn gemm_block_cyclic(dims: (usize, usize, usize), pairs: usize, target: f64) -> 
 fn gemm_4_vs_2(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
     // Two sessions cannot interleave inside one run_ranks: the 2-rank arm runs on ranks 0 and
     // 1 of a split, ranks 2 and 3 waiting in the barriers.
-    let arms = move |comm: &ThreadComm| -> [Arm; 2] {
+    let arms = move |comm: &ThreadComm| -> Vec<Arm> {
         let half = comm
             .split(u32::from(comm.rank() >= 2), comm.rank())
             .unwrap();
@@ -316,7 +427,7 @@ fn gemm_4_vs_2(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
                 }
             })
         });
-        [first, product_arm::<f64>(comm, dims, Placement::Native)]
+        vec![first, product_arm::<f64>(comm, dims, Placement::Native)]
     };
     let (m, n, k) = dims;
     let flops = 2.0 * (m * n) as f64 * k as f64;
