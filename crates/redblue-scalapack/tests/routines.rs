@@ -901,6 +901,75 @@ fn whole_array<T: Scalar>(
     (out, desc)
 }
 
+/// The whole `n × n` matrix (blocks of `nb`) from every process's array `la` of leading
+/// dimension `lld`, on every process.
+fn gathered_square(
+    comm: &ThreadComm,
+    g: &BlacsGrid,
+    n: usize,
+    nb: usize,
+    la: &[f64],
+    lld: usize,
+) -> Vec<f64> {
+    let a = Dist {
+        m: n,
+        n,
+        mb: nb,
+        nb,
+        src: (0, 0),
+    };
+    let layout = a.layout(g);
+    let (rows, cols) = layout.local_shape(g.rank());
+    let mut local = vec![0.0; rows * cols];
+    for lj in 0..cols {
+        local[lj * rows..][..rows].copy_from_slice(&la[lj * lld..][..rows]);
+    }
+    let mut counts = vec![0usize; comm.size()];
+    comm.all_gather(&[local.len()], &mut counts).unwrap();
+    let mut all = vec![0.0; counts.iter().sum()];
+    comm.all_gather_v(&local, &mut all, &counts).unwrap();
+    let mut got = vec![0.0; n * n];
+    let mut start = 0;
+    for (r, &len) in counts.iter().enumerate() {
+        let (rr, cc) = layout.local_shape(r);
+        for lj in 0..cc {
+            for li in 0..rr {
+                let (i, j) = layout.local_to_global(r, li, lj);
+                got[i + j * n] = all[start + li + lj * rr];
+            }
+        }
+        start += len;
+    }
+    got
+}
+
+/// `p?posv` of the `n × n` matrix `f` (blocks of `nb`, in a whole array, `tight` or padded) and
+/// two right-hand sides: its outcome and the first entry of this process's array after it; the
+/// right-hand sides must come back untouched.
+fn posv_not_positive_definite(
+    comm: &ThreadComm,
+    g: &BlacsGrid,
+    (n, nb): (usize, usize),
+    tight: bool,
+    f: &impl Fn(usize, usize) -> f64,
+) -> (Outcome, f64) {
+    let rhs = Dist {
+        m: n,
+        n: 2,
+        mb: nb,
+        nb: 1,
+        src: (0, 0),
+    };
+    let (mut la, desc) = whole_array(g, n, nb, tight, f);
+    let mut lb = rhs.local(g, |i, j| entry::<f64>(i, j, 12));
+    let b0 = lb.clone();
+    let ops = potrs_operands(n as i32, 2, (1, 1, desc), (1, 1, rhs.desc(g)));
+    let b_array = &mut Array::new(&mut lb);
+    let out = pposv(comm, g, b'L', &ops, &mut Array::new(&mut la), b_array).unwrap();
+    assert_eq!(lb, b0, "posv: B written");
+    (out, la[0])
+}
+
 #[test]
 fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_info() {
     let (n, nb) = (24, 4);
@@ -913,36 +982,7 @@ fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_inf
                 let (mut la, desc) = whole_array(&g, n, nb, tight, value);
                 let op = potrf_operand(n as i32, 1, 1, desc);
                 let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
-                let a = Dist {
-                    m: n,
-                    n,
-                    mb: nb,
-                    nb,
-                    src: (0, 0),
-                };
-                let layout = a.layout(&g);
-                let lld = desc.lld as usize;
-                let (rows, cols) = layout.local_shape(g.rank());
-                let mut local = vec![0.0; rows * cols];
-                for lj in 0..cols {
-                    local[lj * rows..][..rows].copy_from_slice(&la[lj * lld..][..rows]);
-                }
-                let mut counts = vec![0usize; comm.size()];
-                comm.all_gather(&[local.len()], &mut counts).unwrap();
-                let mut all = vec![0.0; counts.iter().sum()];
-                comm.all_gather_v(&local, &mut all, &counts).unwrap();
-                let mut got = vec![0.0; n * n];
-                let mut start = 0;
-                for (r, &len) in counts.iter().enumerate() {
-                    let (rr, cc) = layout.local_shape(r);
-                    for lj in 0..cc {
-                        for li in 0..rr {
-                            let (i, j) = layout.local_to_global(r, li, lj);
-                            got[i + j * n] = all[start + li + lj * rr];
-                        }
-                    }
-                    start += len;
-                }
+                let got = gathered_square(&comm, &g, n, nb, &la, desc.lld as usize);
                 out == Outcome::Served && factor_ok(&got, n, 0, n, b'L', &value)
             });
             assert!(ok.iter().all(|&k| k), "{nprow}x{npcol} tight {tight}");
@@ -961,35 +1001,15 @@ fn cholesky_is_factored_in_the_callers_own_array_and_a_failing_column_is_its_inf
             };
             // `p?posv` alike: the same info, in the caller's array when it is the
             // factorisation's own, the right-hand sides untouched.
-            let rhs = Dist {
-                m: n,
-                n: 2,
-                mb: nb,
-                nb: 1,
-                src: (0, 0),
-            };
             let out = run_ranks(nprow * npcol, |comm| {
                 let g = grid_of(&comm, nprow, npcol);
                 let (mut la, desc) = whole_array(&g, n, nb, tight, not_pd);
                 let op = potrf_operand(n as i32, 1, 1, desc);
                 let out = ppotrf(&comm, &g, b'L', &op, &mut Array::new(&mut la)).unwrap();
-                let (mut la2, desc) = whole_array(&g, n, nb, tight, not_pd);
-                let mut lb = rhs.local(&g, |i, j| entry::<f64>(i, j, 12));
-                let b0 = lb.clone();
-                let ops = potrs_operands(n as i32, 2, (1, 1, desc), (1, 1, rhs.desc(&g)));
-                let posv = pposv(
-                    &comm,
-                    &g,
-                    b'L',
-                    &ops,
-                    &mut Array::new(&mut la2),
-                    &mut Array::new(&mut lb),
-                )
-                .unwrap();
+                let (posv, first) = posv_not_positive_definite(&comm, &g, (n, nb), tight, &not_pd);
                 assert_eq!(posv, out, "posv {nprow}x{npcol} {tight}");
-                assert_eq!(lb, b0, "posv {nprow}x{npcol} {tight}: B written");
                 assert_eq!(
-                    la2[0].to_bits(),
+                    first.to_bits(),
                     la[0].to_bits(),
                     "posv {nprow}x{npcol} {tight}"
                 );
