@@ -537,8 +537,11 @@ pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// `cargo xtask bench-scalapack [N [NB [PAIRS]]]`: the C driver's `pdgemm_`, `pdgetrf_` and
-/// `pdpotrf_` on 2 ranks (a 1 × 2 grid) with Debian's ScaLAPACK and with each of redblue's
+/// Calls of a solve per run in the benchmark (their median is its time).
+const SOLVE_CALLS: &str = "15";
+
+/// `cargo xtask bench-scalapack [N [NB [PAIRS]]]`: the C driver's `pdgemm_`, `pdgetrf_`,
+/// `pdpotrf_` (the targets'), `pdgesv_`, `pdposv_`, `pdgetrs_` and `pdpotrs_` on 2 ranks (a 1 × 2 grid) with Debian's ScaLAPACK and with each of redblue's
 /// [builds](bench_builds) preloaded, interleaved round by round (ScaLAPACK, then each build);
 /// prints the ratios (ScaLAPACK's time / redblue's) per build.
 pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
@@ -579,14 +582,25 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         model.split(':').nth(1).unwrap_or("?").trim(),
         builds.join(", ")
     );
-    for routine in ["gemm", "getrf", "potrf"] {
+    // The targets' three, then the solves and their compositions (no targets). A solve takes
+    // milliseconds: its time is the median of `SOLVE_CALLS` calls in the run.
+    for routine in ["gemm", "getrf", "potrf", "gesv", "posv", "getrs", "potrs"] {
         let time_of = |out: &str| -> Result<f64, String> {
-            out.lines()
-                .find_map(|l| l.strip_prefix(&format!("time {routine} ")))
-                .and_then(|t| t.trim().parse().ok())
-                .ok_or(format!("no time in `{out}`"))
+            let times: Vec<f64> = out
+                .lines()
+                .filter_map(|l| l.strip_prefix(&format!("time {routine} ")))
+                .filter_map(|t| t.trim().parse().ok())
+                .collect();
+            if times.is_empty() {
+                return Err(format!("no time in `{out}`"));
+            }
+            Ok(median(times))
         };
-        let args = ["time", routine, &n, &nb, "1", "1", "2"];
+        let calls = match routine {
+            "getrs" | "potrs" => SOLVE_CALLS,
+            _ => "1",
+        };
+        let args = ["time", routine, &n, &nb, calls, "1", "2"];
         let mut theirs = Vec::new();
         let mut ours: Vec<(Vec<f64>, Vec<f64>)> = vec![Default::default(); libraries.len()];
         for _ in 0..pairs {
