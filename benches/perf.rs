@@ -245,6 +245,16 @@ fn compare_kernels(
     same
 }
 
+/// A distributed arm that factors a copy of `a` in place: the copy made outside the timed
+/// region, `run` timed on it.
+fn in_place_arm<M: Clone + 'static>(a: &Arc<M>, run: impl Fn(&ThreadComm, M) + 'static) -> Arm {
+    let a = a.clone();
+    Box::new(move |comm| {
+        let copy = (*a).clone();
+        timed(comm, || run(comm, copy))
+    })
+}
+
 /// The LU (COnfLUX, the planner's grid) on `p` ranks against the kernel's `getrf`, 2 threads
 /// ([`compare_kernels`]).
 fn lu_vs_getrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -> f64 {
@@ -257,18 +267,15 @@ fn lu_vs_getrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: f64) -
             .with_order(GridOrder::ColMajor);
         let a = OwnedDistMatrix::from_fn(comm, layout, |i, j| entry::<T>(i, j, 1)).unwrap();
         let a = Arc::new(a);
-        let ours = || -> Arm {
-            let (a, params) = (a.clone(), params.clone());
-            Box::new(move |comm| {
-                let copy = (*a).clone();
-                // The factors settled, as `getrf` leaves them finished (rows in order, layers
-                // gathered).
-                timed(comm, || {
-                    lu_in_place(comm, copy, &params)
-                        .unwrap()
-                        .settle(comm)
-                        .unwrap()
-                })
+        // The factors settled, as `getrf` leaves them finished (rows in order, layers
+        // gathered).
+        let ours = || {
+            let params = params.clone();
+            in_place_arm(&a, move |comm, copy| {
+                lu_in_place(comm, copy, &params)
+                    .unwrap()
+                    .settle(comm)
+                    .unwrap()
             })
         };
         let kernel = || {
@@ -292,14 +299,11 @@ fn cholesky_vs_potrf<T: KernelScalar>(n: usize, p: usize, pairs: usize, target: 
         let plan = CholeskyPlan::new(n, comm.size(), &params).unwrap();
         let a = OwnedDistMatrix::from_fn(comm, plan.native_layout().unwrap(), hpd::<T>(n)).unwrap();
         let a = Arc::new(a);
-        let ours = || -> Arm {
-            let (a, params) = (a.clone(), params.clone());
-            Box::new(move |comm| {
-                let copy = (*a).clone();
-                timed(comm, || {
-                    let factor = cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap();
-                    factor.settle(comm).unwrap()
-                })
+        let ours = || {
+            let params = params.clone();
+            in_place_arm(&a, move |comm, copy| {
+                let factor = cholesky_in_place(comm, copy, Uplo::Lower, &params).unwrap();
+                factor.settle(comm).unwrap()
             })
         };
         let kernel = || {

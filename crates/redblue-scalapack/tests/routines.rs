@@ -26,6 +26,17 @@ struct Dist {
 }
 
 impl Dist {
+    /// `n × n` in `nb × nb` blocks from grid position `(0, 0)`.
+    fn square(n: usize, nb: usize) -> Self {
+        Dist {
+            m: n,
+            n,
+            mb: nb,
+            nb,
+            src: (0, 0),
+        }
+    }
+
     fn layout(&self, g: &BlacsGrid) -> BlockCyclic {
         BlockCyclic::new(self.m, self.n, self.mb, self.nb, g.nprow, g.npcol)
             .unwrap()
@@ -878,13 +889,7 @@ fn whole_array<T: Scalar>(
     tight: bool,
     f: impl Fn(usize, usize) -> T,
 ) -> (Vec<T>, Descriptor) {
-    let a = Dist {
-        m: n,
-        n,
-        mb: nb,
-        nb,
-        src: (0, 0),
-    };
+    let a = Dist::square(n, nb);
     let layout = a.layout(g);
     let (rows, cols) = layout.local_shape(g.rank());
     let lld = if tight { rows.max(1) } else { rows + 2 };
@@ -911,13 +916,7 @@ fn gathered_square(
     la: &[f64],
     lld: usize,
 ) -> Vec<f64> {
-    let a = Dist {
-        m: n,
-        n,
-        mb: nb,
-        nb,
-        src: (0, 0),
-    };
+    let a = Dist::square(n, nb);
     let layout = a.layout(g);
     let (rows, cols) = layout.local_shape(g.rank());
     let mut local = vec![0.0; rows * cols];
