@@ -333,6 +333,14 @@ fn large_products<T: KernelScalar>() {
         Par::Seq,
         None,
     );
+    // Deep products go to the crate in blocks of columns (4 MiB of packed `B`: 512 to 2048
+    // columns at this depth, by scalar); 2100 columns make a last, narrow block for every type.
+    for (ops, par) in [
+        ((Op::NoTrans, Op::NoTrans), Par::Seq),
+        ((Op::ConjTrans, Op::Trans), Par::Threads(2)),
+    ] {
+        check_gemm((24, 2100, 520), ops, (alpha, beta), par, None);
+    }
 }
 
 #[test]
