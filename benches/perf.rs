@@ -112,20 +112,27 @@ fn settle() {
 }
 
 /// `pairs` interleaved rounds, each running every arm once in turn (after one round dropped to
-/// warm up), on `p` ranks: rank 0's seconds, per round and arm. Each arm starts on a machine
-/// where no thread of the previous one runs ([`settle`]).
+/// warm up), on `p` ranks: rank 0's seconds, per round and arm. Every other round runs the arms
+/// in reverse order (A B, B A, A B, ...), so that neither arm is always the one right after
+/// the other. Each arm starts on a machine where no thread of the previous one runs
+/// ([`settle`]).
 fn interleave(p: usize, pairs: usize, arms: &Arms) -> Vec<Vec<f64>> {
     let mut times = run_ranks(p, |comm| {
         let mut arms = arms(&comm);
+        let count = arms.len();
         (0..=pairs)
-            .map(|_| {
-                arms.iter_mut()
-                    .map(|arm| {
-                        let t = arm(&comm);
-                        settle();
-                        t
-                    })
-                    .collect::<Vec<_>>()
+            .map(|round| {
+                let mut times = vec![0.0; count];
+                for step in 0..count {
+                    let a = if round % 2 == 0 {
+                        step
+                    } else {
+                        count - 1 - step
+                    };
+                    times[a] = arms[a](&comm);
+                    settle();
+                }
+                times
             })
             .skip(1)
             .collect::<Vec<_>>()
@@ -327,11 +334,13 @@ enum Placement {
     BlockCyclic,
 }
 
-/// A distributed product's arm on a rank: `C = A·B` with the plan for `p` ranks.
+/// A distributed product's arm on a rank: `C = A·B` with the plan for `p` ranks, `reps` times
+/// back to back.
 fn product_arm<T: KernelScalar>(
     comm: &ThreadComm,
     (m, n, k): (usize, usize, usize),
     place: Placement,
+    reps: usize,
 ) -> Arm {
     let shape = GemmShape::new(m, n, k);
     let ops = (Op::NoTrans, Op::NoTrans);
@@ -345,7 +354,9 @@ fn product_arm<T: KernelScalar>(
         let mut c = OwnedDistMatrix::zeros(comm, lc).unwrap();
         return Box::new(move |comm| {
             timed(comm, || {
-                gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+                for _ in 0..reps {
+                    gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+                }
             })
         });
     }
@@ -359,14 +370,17 @@ fn product_arm<T: KernelScalar>(
     let mut c = OwnedDistMatrix::zeros(comm, bc(m, n)).unwrap();
     Box::new(move |comm| {
         timed(comm, || {
-            gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+            for _ in 0..reps {
+                gemm_with(comm, &plan, T::one(), &a, &b, T::zero(), &mut c, Par::Seq).unwrap()
+            }
         })
     })
 }
 
-/// The product on `p` ranks (native layout) against the kernel's `gemm`, 2 threads.
+/// The product on `p` ranks (native layout) against the kernel's `gemm`, 2 threads; each arm
+/// makes it `reps` times, so that a short product's arm is long enough to measure.
 fn gemm_vs_kernel<T: KernelScalar>(
-    dims: (usize, usize, usize),
+    (dims, reps): ((usize, usize, usize), usize),
     p: usize,
     pairs: usize,
     target: f64,
@@ -380,24 +394,37 @@ fn gemm_vs_kernel<T: KernelScalar>(
         let kernel: Arm = Box::new(move |comm| {
             timed(comm, || {
                 if let Some(c) = c.as_mut() {
-                    gemm(
-                        T::one(),
-                        Mat::as_ref(&a),
-                        Op::NoTrans,
-                        Mat::as_ref(&b),
-                        Op::NoTrans,
-                        T::zero(),
-                        c.as_mut(),
-                        Par::Threads(2),
-                    )
-                    .unwrap()
+                    for _ in 0..reps {
+                        gemm(
+                            T::one(),
+                            Mat::as_ref(&a),
+                            Op::NoTrans,
+                            Mat::as_ref(&b),
+                            Op::NoTrans,
+                            T::zero(),
+                            c.as_mut(),
+                            Par::Threads(2),
+                        )
+                        .unwrap()
+                    }
                 }
             })
         });
-        vec![kernel, product_arm::<T>(comm, dims, Placement::Native)]
+        vec![
+            kernel,
+            product_arm::<T>(comm, dims, Placement::Native, reps),
+        ]
     };
-    let flops = flops_per_fma::<T>() * (m * n) as f64 * k as f64;
-    let name = format!("gemm {} {m}x{n}x{k}, {p} ranks / gemm 2 threads", T::NAME);
+    let flops = flops_per_fma::<T>() * (m * n) as f64 * k as f64 * reps as f64;
+    let times = if reps > 1 {
+        format!(" (x{reps})")
+    } else {
+        String::new()
+    };
+    let name = format!(
+        "gemm {} {m}x{n}x{k}{times}, {p} ranks / gemm 2 threads",
+        T::NAME
+    );
     compare(&name, flops, p, pairs, target, &arms)
 }
 
@@ -405,8 +432,8 @@ fn gemm_vs_kernel<T: KernelScalar>(
 fn gemm_block_cyclic(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
     let arms = move |comm: &ThreadComm| -> Vec<Arm> {
         vec![
-            product_arm::<f64>(comm, dims, Placement::Native),
-            product_arm::<f64>(comm, dims, Placement::BlockCyclic),
+            product_arm::<f64>(comm, dims, Placement::Native, 1),
+            product_arm::<f64>(comm, dims, Placement::BlockCyclic, 1),
         ]
     };
     let (m, n, k) = dims;
@@ -423,7 +450,8 @@ fn gemm_4_vs_2(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
         let half = comm
             .split(u32::from(comm.rank() >= 2), comm.rank())
             .unwrap();
-        let mut two = (comm.rank() < 2).then(|| product_arm::<f64>(&half, dims, Placement::Native));
+        let mut two =
+            (comm.rank() < 2).then(|| product_arm::<f64>(&half, dims, Placement::Native, 1));
         let first: Arm = Box::new(move |comm| {
             timed(comm, || {
                 if let Some(arm) = two.as_mut() {
@@ -431,7 +459,7 @@ fn gemm_4_vs_2(dims: (usize, usize, usize), pairs: usize, target: f64) -> f64 {
                 }
             })
         });
-        vec![first, product_arm::<f64>(comm, dims, Placement::Native)]
+        vec![first, product_arm::<f64>(comm, dims, Placement::Native, 1)]
     };
     let (m, n, k) = dims;
     let flops = 2.0 * (m * n) as f64 * k as f64;
@@ -488,7 +516,12 @@ fn main() {
         cholesky_vs_potrf::<f64>(n, 4, pairs, 0.85);
     }
     if want("gemm") {
-        let shapes = [(n, n, n), (n / 8, n / 8, 64 * n), (n, n, n / 16)];
+        // The flat product is a sixteenth of the others' work: four of them make one arm.
+        let shapes = [
+            ((n, n, n), 1),
+            ((n / 8, n / 8, 64 * n), 1),
+            ((n, n, n / 16), 4),
+        ];
         for dims in shapes {
             gemm_vs_kernel::<f64>(dims, 2, pairs, 0.97);
         }
@@ -503,7 +536,7 @@ fn main() {
         for (what, f64_ratio) in [
             ("lu", lu_vs_getrf::<f64>(h, 2, pairs, 0.0)),
             ("cholesky", cholesky_vs_potrf::<f64>(h, 2, pairs, 0.0)),
-            ("gemm", gemm_vs_kernel::<f64>((h, h, h), 2, pairs, 0.0)),
+            ("gemm", gemm_vs_kernel::<f64>(((h, h, h), 1), 2, pairs, 0.0)),
         ] {
             let others = match what {
                 "lu" => [
@@ -517,9 +550,9 @@ fn main() {
                     cholesky_vs_potrf::<c64>(h, 2, pairs, 0.0),
                 ],
                 _ => [
-                    gemm_vs_kernel::<f32>((h, h, h), 2, pairs, 0.0),
-                    gemm_vs_kernel::<c32>((h, h, h), 2, pairs, 0.0),
-                    gemm_vs_kernel::<c64>((h, h, h), 2, pairs, 0.0),
+                    gemm_vs_kernel::<f32>(((h, h, h), 1), 2, pairs, 0.0),
+                    gemm_vs_kernel::<c32>(((h, h, h), 1), 2, pairs, 0.0),
+                    gemm_vs_kernel::<c64>(((h, h, h), 1), 2, pairs, 0.0),
                 ],
             };
             // The target: no scalar type's ratio more than 10 % below f64's (a higher one is a
