@@ -3,7 +3,7 @@
 //! layers' shares to layer 0 once, solve with them, and hand them out in any layout.
 
 use crate::gather::{gather_costs, gather_moves, Shares};
-use crate::geometry::{Geometry, Tiles};
+use crate::geometry::{gather_runs, scatter_runs, Geometry, Tiles};
 use crate::run::Run;
 use crate::solve::SolveError;
 use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
@@ -11,7 +11,7 @@ use crate::storage::Storage;
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Op, Scalar, Uplo};
-use redblue_dist::exchange::{exchange, Move};
+use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_dist::{
     same_local_arrays, same_owners, transform, transform_triangle, BlockCyclic, BorrowedDistMatrix,
     BorrowedDistMatrixMut, DistError, DistMatrix, DistMatrixMut, Layout, LocalBlock,
@@ -323,10 +323,30 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
+        self.solve_to(comm, b, b.layout().clone())
+    }
+
+    /// [`TileFactors::solve`] returning `X` in `layout` (of `b`'s shape): one transform in and
+    /// one out, whatever `b`'s layout (a row-permuted `b` need not be permuted back).
+    ///
+    /// # Collective
+    /// # Errors
+    /// A communication, layout or kernel failure.
+    pub fn solve_to<C, B, L>(
+        &self,
+        comm: &C,
+        b: &B,
+        layout: L,
+    ) -> Result<OwnedDistMatrix<T, L>, FactorsError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+        L: Layout + Clone,
+    {
         let g = &self.geom;
         let nrhs = b.shape().1;
-        let layout = rhs_layout(g, nrhs)?;
-        let mut native = OwnedDistMatrix::zeros(comm, layout.clone())?;
+        let native_layout = rhs_layout(g, nrhs)?;
+        let mut native = OwnedDistMatrix::zeros(comm, native_layout.clone())?;
         transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
         let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
         let x = self.with_layer_0(comm, |tiles| {
@@ -337,8 +357,8 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
             )
             .map_err(FactorsError::from)
         })?;
-        let x = OwnedDistMatrix::from_local(comm, layout, x.data.into_vec())?;
-        let mut out = OwnedDistMatrix::zeros(comm, b.layout().clone())?;
+        let x = OwnedDistMatrix::from_local(comm, native_layout, x.data.into_vec())?;
+        let mut out = OwnedDistMatrix::zeros(comm, layout)?;
         transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;
         Ok(out)
     }
@@ -495,11 +515,23 @@ fn diagonal_blocks<'a, T: Scalar, C: Communicator>(
         Some((x, y, _)) => Tiles::new(geom, x, y, local),
         None => Tiles::empty(geom),
     };
-    exchange(comm, &moves, |i, j| tiles.get(i, j))?.apply(|i, j, v| {
-        let t = j / geom.v;
-        let w = geom.panel(t).len();
-        blocks[t][position[i] + (j - t * geom.v) * w] = v;
-    });
+    // A column of a move at a time, in runs of neighbouring rows (a step's rows are a tile's
+    // rows, neighbours both in the local array and in the block).
+    let ld = tiles.ld();
+    exchange_cols_into(
+        comm,
+        &moves,
+        |j, rows, out| {
+            let column = &tiles.data[tiles.col_pos(j) * ld..];
+            gather_runs(column, rows, |r| tiles.row_pos(r), out);
+        },
+        |j, rows, vals| {
+            let t = j / geom.v;
+            let w = geom.panel(t).len();
+            let column = &mut blocks[t][(j - t * geom.v) * w..][..w];
+            scatter_runs(column, rows, |r| position[r], vals);
+        },
+    )?;
     Ok((tiles.data, blocks))
 }
 
