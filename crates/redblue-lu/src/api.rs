@@ -728,6 +728,35 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
         Ok(self.factors.solve(comm, b)?)
     }
 
+    /// [`LuFactors::solve`] returning `X` in `layout` (of `b`'s shape) instead of `b`'s: for
+    /// a `b` whose layout is costly to transform to, such as a row-permuted one.
+    ///
+    /// # Collective
+    /// # Errors
+    /// As [`LuFactors::solve`]; a [`LuError::Dist`] if `layout` is not of `b`'s shape.
+    pub fn solve_to<C, B, X>(
+        &self,
+        comm: &C,
+        b: &B,
+        layout: X,
+    ) -> Result<OwnedDistMatrix<T, X>, LuError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+        X: Layout + Clone,
+    {
+        self.square()?;
+        let rows = b.shape().0;
+        if rows != self.order() {
+            return Err(LuError::RhsHeight {
+                expected: self.order(),
+                found: rows,
+            });
+        }
+        self.check_comm(comm, b.layout().nranks().max(layout.nranks()))?;
+        Ok(self.factors.solve_to(comm, b, layout)?)
+    }
+
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides
     /// given in [`LuFactors::rhs_layout`] (no transform traffic), on `p` ranks, for elements
     /// of `bytes` bytes: the solve, and the gathering of the factors if no call has done it

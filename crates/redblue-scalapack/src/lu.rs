@@ -320,12 +320,16 @@ fn solve_with_packed<T: KernelScalar, C: Communicator>(
         Ok(f) => f,
         Err(pass) => return Ok(Err(pass)),
     };
-    solve_permuted(comm, lb, b, perm, |pb| factors.solve(comm, pb).or_serve())?;
+    solve_permuted(comm, lb, b, perm, |pb| {
+        factors.solve_to(comm, pb, lb.clone()).or_serve()
+    })?;
     Ok(Ok(()))
 }
 
 /// Solves `A·X = B` in the caller's `B` (layout `lb`) as `(L·U)·X = P·B`, `solve` given the
-/// rows of `B` in the order `perm` (row `i` of `P·B` is row `perm[i]` of `B`).
+/// rows of `B` in the order `perm` (row `i` of `P·B` is row `perm[i]` of `B`) and returning `X`
+/// in `lb` (a row-permuted layout is planned row by row: it is transformed from once, never
+/// to).
 ///
 /// # Collective
 fn solve_permuted<T: KernelScalar, C: Communicator>(
@@ -335,7 +339,7 @@ fn solve_permuted<T: KernelScalar, C: Communicator>(
     perm: Vec<usize>,
     solve: impl FnOnce(
         &BorrowedDistMatrix<'_, T, RowPermuted<BlockCyclicSubmatrix>>,
-    ) -> Result<OwnedDistMatrix<T, RowPermuted<BlockCyclicSubmatrix>>, ServeError>,
+    ) -> Result<OwnedDistMatrix<T, BlockCyclicSubmatrix>, ServeError>,
 ) -> Result<Outcome, ServeError> {
     let len = lb.local_len(comm.rank());
     let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;

@@ -466,6 +466,36 @@ fn solve_check<T: KernelScalar>(
     (resid / scale, diff / max(&reference).max(f64::MIN_POSITIVE))
 }
 
+/// `solve_to` gives the same `X` as `solve`, in the layout asked for; a layout of another
+/// shape is an error on every rank.
+#[test]
+fn solve_to_returns_x_in_the_layout_asked_for() {
+    let (n, p, k) = (23, 2, 5);
+    let out = run_ranks(p, |comm| {
+        let la = BlockCyclic::new(n, n, 3, 2, 1, p).unwrap();
+        let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 31)).unwrap();
+        let lb = GridLayout::even(n, k, 2, 1).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| entry::<f64>(i, j, 32)).unwrap();
+        let fac = lu(&comm, &a, &params(LuAlgorithm::Conflux, None, 4)).unwrap();
+        let x = fac.solve(&comm, &b).unwrap();
+        let wanted = BlockCyclic::new(n, k, 2, 3, 1, p).unwrap();
+        let x_to = fac.solve_to(&comm, &b, wanted.clone()).unwrap();
+        assert_eq!(x_to.layout(), &wanted);
+        let wrong = BlockCyclic::new(n, k + 1, 2, 3, 1, p).unwrap();
+        let refused = fac.solve_to(&comm, &b, wrong).is_err();
+        (
+            x.gather(&comm, 0).unwrap(),
+            x_to.gather(&comm, 0).unwrap(),
+            refused,
+        )
+    });
+    assert!(out.iter().all(|(_, _, refused)| *refused));
+    let (Some(x), Some(x_to), _) = &out[0] else {
+        unreachable!("rank 0 gathers")
+    };
+    assert_eq!(x, x_to);
+}
+
 #[test]
 fn solves_agree_with_the_kernel_solution() {
     for algorithm in [LuAlgorithm::Conflux, LuAlgorithm::TwoD] {
