@@ -873,18 +873,16 @@ impl SweepStep<'_> {
             };
             (a, Op::NoTrans)
         };
+        let (n, x) = (g.n, MatRef::from_slice(x, w, nrhs, w)?);
+        if let Some(r0) = consecutive(rows, |i| i) {
+            // Added straight into the partial sums (columns `n` apart).
+            let sums = MatMut::from_slice(&mut partial[r0..], mr, nrhs, n)?;
+            gemm(T::one(), a, op, x, Op::NoTrans, T::one(), sums, par)?;
+            return Ok(());
+        }
         let mut product = vec![T::zero(); mr * nrhs];
-        gemm(
-            T::one(),
-            a,
-            op,
-            MatRef::from_slice(x, w, nrhs, w)?,
-            Op::NoTrans,
-            T::zero(),
-            MatMut::from_slice(&mut product, mr, nrhs, mr)?,
-            par,
-        )?;
-        let n = g.n;
+        let out = MatMut::from_slice(&mut product, mr, nrhs, mr)?;
+        gemm(T::one(), a, op, x, Op::NoTrans, T::zero(), out, par)?;
         for j in 0..nrhs {
             for (k, &i) in rows.iter().enumerate() {
                 partial[i + j * n] += product[k + j * mr];
@@ -945,17 +943,15 @@ fn update_rows<T: KernelScalar>(
     par: Par,
 ) -> Result<(), KernelError> {
     let (mr, ny, ld) = (mine.len(), b.cols.len(), b.ld());
+    let x = MatRef::from_slice(x_blk, w, ny, w)?;
+    if let Some(lr0) = consecutive(mine, |r| b.row_pos(r)) {
+        // Subtracted where the rows are.
+        let rows = MatMut::from_slice(&mut b.data[lr0..], mr, ny, ld)?;
+        return gemm(-T::one(), panel, op, x, Op::NoTrans, T::one(), rows, par);
+    }
     let mut prod = vec![T::zero(); mr * ny];
-    gemm(
-        T::one(),
-        panel,
-        op,
-        MatRef::from_slice(x_blk, w, ny, w)?,
-        Op::NoTrans,
-        T::zero(),
-        MatMut::from_slice(&mut prod, mr, ny, mr)?,
-        par,
-    )?;
+    let out = MatMut::from_slice(&mut prod, mr, ny, mr)?;
+    gemm(T::one(), panel, op, x, Op::NoTrans, T::zero(), out, par)?;
     let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
     for jj in 0..ny {
         let col = &mut b.data[jj * ld..(jj + 1) * ld];
@@ -964,6 +960,15 @@ fn update_rows<T: KernelScalar>(
         }
     }
     Ok(())
+}
+
+/// `at(list[0])` when `at` maps `list` to consecutive positions (`None` for an empty list).
+fn consecutive(list: &[usize], at: impl Fn(usize) -> usize) -> Option<usize> {
+    let first = at(*list.first()?);
+    list.iter()
+        .enumerate()
+        .all(|(k, &i)| at(i).checked_sub(first) == Some(k))
+        .then_some(first)
 }
 
 /// Every rank's counters for [`solve_native`] with `nrhs` right-hand sides on `p` ranks
