@@ -728,16 +728,21 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
         Ok(self.factors.solve(comm, b)?)
     }
 
-    /// [`LuFactors::solve`] returning `X` in `layout` (of `b`'s shape) instead of `b`'s: for
-    /// a `b` whose layout is costly to transform to, such as a row-permuted one.
+    /// [`LuFactors::solve`] of `A·X = P·B` returning `X` in `layout` (of `b`'s shape) instead
+    /// of `b`'s: row `i` of `P·B` is row `perm[i]` of `b` (no permutation without `perm`).
+    /// The rows are permuted on the factors' grid, so a caller holding `P` as a list of rows
+    /// (ScaLAPACK's `IPIV`) need not describe `P·B` as a row-permuted layout, whose transform
+    /// is planned row by row.
     ///
     /// # Collective
     /// # Errors
-    /// As [`LuFactors::solve`]; a [`LuError::Dist`] if `layout` is not of `b`'s shape.
+    /// As [`LuFactors::solve`]; [`LuError::InvalidParams`] if `perm` is not a permutation of
+    /// `0..N`; a [`LuError::Dist`] if `layout` is not of `b`'s shape.
     pub fn solve_to<C, B, X>(
         &self,
         comm: &C,
         b: &B,
+        perm: Option<&[usize]>,
         layout: X,
     ) -> Result<OwnedDistMatrix<T, X>, LuError>
     where
@@ -753,8 +758,20 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
                 found: rows,
             });
         }
+        if let Some(perm) = perm {
+            let mut seen = vec![false; rows];
+            let valid = perm.len() == rows
+                && perm
+                    .iter()
+                    .all(|&r| r < rows && !std::mem::replace(&mut seen[r], true));
+            if !valid {
+                return Err(LuError::InvalidParams(format!(
+                    "the rows to solve for are not a permutation of 0..{rows}"
+                )));
+            }
+        }
         self.check_comm(comm, b.layout().nranks().max(layout.nranks()))?;
-        Ok(self.factors.solve_to(comm, b, layout)?)
+        Ok(self.factors.solve_to(comm, b, perm, layout)?)
     }
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides

@@ -323,11 +323,13 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
-        self.solve_to(comm, b, b.layout().clone())
+        self.solve_to(comm, b, None, b.layout().clone())
     }
 
-    /// [`TileFactors::solve`] returning `X` in `layout` (of `b`'s shape): one transform in and
-    /// one out, whatever `b`'s layout (a row-permuted `b` need not be permuted back).
+    /// `X` with `A·X = P·B`, row `i` of `P·B` being row `perm[i]` of `b` (`P = I` without
+    /// `perm`; a permutation of `0..N`, checked by the caller), returned in `layout` (of `b`'s
+    /// shape): one transform in and one out, whatever `b`'s layout, and the rows permuted on
+    /// the solve's grid (a row-permuted layout, planned row by row, is not needed).
     ///
     /// # Collective
     /// # Errors
@@ -336,6 +338,7 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         &self,
         comm: &C,
         b: &B,
+        perm: Option<&[usize]>,
         layout: L,
     ) -> Result<OwnedDistMatrix<T, L>, FactorsError>
     where
@@ -348,7 +351,11 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         let native_layout = rhs_layout(g, nrhs)?;
         let mut native = OwnedDistMatrix::zeros(comm, native_layout.clone())?;
         transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
-        let local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
+        let mut local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
+        if let Some(perm) = perm {
+            let cols_of = |y| rhs_cols(g, nrhs, y);
+            local = permute_rows(comm, g, perm, cols_of, &local, (g.n, nrhs))?;
+        }
         let x = self.with_layer_0(comm, |tiles| {
             let (pivots, blocks) = (&self.pivots, &self.blocks);
             let triangles = self.triangles;

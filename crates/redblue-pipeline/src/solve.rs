@@ -37,10 +37,10 @@
 //! once would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
-use crate::geometry::{gather_runs, mark_positions, Geometry, Tiles};
+use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, Tiles};
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::{Diag, Op, Side, Uplo};
-use redblue_dist::exchange::{exchange, Move};
+use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
 
@@ -394,13 +394,26 @@ pub fn permute_rows<T: KernelScalar, C: Communicator>(
     shape: (usize, usize),
 ) -> Result<Tiles<'static, T>, CommError> {
     let moves = permute_moves(g, perm, cols_of);
-    let mut out = Tiles::from_parts(
-        m.rows.clone(),
-        m.cols.clone(),
-        shape,
-        vec![T::zero(); m.data.len()],
-    );
-    exchange(comm, &moves, |i, j| m.get(perm[i], j))?.apply(|i, j, v| *out.at(i, j) = v);
+    // The result has `m`'s rows and columns, at the same positions. A column of a move at a
+    // time: its rows read from where their sources are, written in runs (a move's rows ascend,
+    // and a rank's rows are neighbours in its array).
+    let ld = m.ld();
+    let mut data = vec![T::zero(); m.data.len()];
+    exchange_cols_into(
+        comm,
+        &moves,
+        |j, rows, vals| {
+            let column = &m.data[m.col_pos(j) * ld..][..ld];
+            for (v, &i) in vals.iter_mut().zip(rows) {
+                *v = column[m.row_pos(perm[i])];
+            }
+        },
+        |j, rows, vals| {
+            let column = &mut data[m.col_pos(j) * ld..][..ld];
+            scatter_runs(column, rows, |r| m.row_pos(r), vals);
+        },
+    )?;
+    let out = Tiles::from_parts(m.rows.clone(), m.cols.clone(), shape, data);
     Ok(out)
 }
 

@@ -10,7 +10,7 @@ use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
 use redblue_core::Op;
 use redblue_dist::{
     same_local_arrays, transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut,
-    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix, RowPermuted,
+    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu_with, LuError, LuFactors, LuParams, LuPlan};
@@ -320,33 +320,12 @@ fn solve_with_packed<T: KernelScalar, C: Communicator>(
         Ok(f) => f,
         Err(pass) => return Ok(Err(pass)),
     };
-    solve_permuted(comm, lb, b, perm, |pb| {
-        factors.solve_to(comm, pb, lb.clone()).or_serve()
+    solve_in_place(comm, lb, b, None, |bv| {
+        factors
+            .solve_to(comm, bv, Some(&perm), lb.clone())
+            .or_serve()
     })?;
     Ok(Ok(()))
-}
-
-/// Solves `A·X = B` in the caller's `B` (layout `lb`) as `(L·U)·X = P·B`, `solve` given the
-/// rows of `B` in the order `perm` (row `i` of `P·B` is row `perm[i]` of `B`) and returning `X`
-/// in `lb` (a row-permuted layout is planned row by row: it is transformed from once, never
-/// to).
-///
-/// # Collective
-fn solve_permuted<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    lb: &BlockCyclicSubmatrix,
-    b: &mut Array<'_, T>,
-    perm: Vec<usize>,
-    solve: impl FnOnce(
-        &BorrowedDistMatrix<'_, T, RowPermuted<BlockCyclicSubmatrix>>,
-    ) -> Result<OwnedDistMatrix<T, BlockCyclicSubmatrix>, ServeError>,
-) -> Result<Outcome, ServeError> {
-    let len = lb.local_len(comm.rank());
-    let rows = RowPermuted::new(lb.clone(), perm).or_serve()?;
-    let x = solve(&BorrowedDistMatrix::new(comm, rows, b.read(len)?).or_serve()?)?;
-    let mut out = BorrowedDistMatrixMut::new(comm, lb.clone(), b.write(len)?).or_serve()?;
-    transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out).or_serve()?;
-    Ok(Outcome::Served)
 }
 
 /// A result of building factors: a refusal of their memory (the same on every rank) passes

@@ -466,34 +466,48 @@ fn solve_check<T: KernelScalar>(
     (resid / scale, diff / max(&reference).max(f64::MIN_POSITIVE))
 }
 
-/// `solve_to` gives the same `X` as `solve`, in the layout asked for; a layout of another
-/// shape is an error on every rank.
+/// `solve_to` gives the same `X` as `solve`, in the layout asked for, and with `perm` the
+/// same as `solve` of `B` with its rows permuted first; a layout of another shape or a `perm`
+/// that is not a permutation is an error on every rank.
 #[test]
 fn solve_to_returns_x_in_the_layout_asked_for() {
     let (n, p, k) = (23, 2, 5);
+    // Row i of P·B is row perm[i] of B.
+    let perm: Vec<usize> = (0..n).map(|i| (i * 7 + 3) % n).collect();
     let out = run_ranks(p, |comm| {
         let la = BlockCyclic::new(n, n, 3, 2, 1, p).unwrap();
         let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 31)).unwrap();
         let lb = GridLayout::even(n, k, 2, 1).unwrap();
-        let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| entry::<f64>(i, j, 32)).unwrap();
+        let b = OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<f64>(i, j, 32)).unwrap();
+        let pb = OwnedDistMatrix::from_fn(&comm, lb, |i, j| entry::<f64>(perm[i], j, 32)).unwrap();
         let fac = lu(&comm, &a, &params(LuAlgorithm::Conflux, None, 4)).unwrap();
-        let x = fac.solve(&comm, &b).unwrap();
         let wanted = BlockCyclic::new(n, k, 2, 3, 1, p).unwrap();
-        let x_to = fac.solve_to(&comm, &b, wanted.clone()).unwrap();
+        let x = fac.solve(&comm, &b).unwrap();
+        let x_to = fac.solve_to(&comm, &b, None, wanted.clone()).unwrap();
         assert_eq!(x_to.layout(), &wanted);
+        let px = fac.solve(&comm, &pb).unwrap();
+        let px_to = fac.solve_to(&comm, &b, Some(&perm), wanted.clone()).unwrap();
         let wrong = BlockCyclic::new(n, k + 1, 2, 3, 1, p).unwrap();
-        let refused = fac.solve_to(&comm, &b, wrong).is_err();
-        (
-            x.gather(&comm, 0).unwrap(),
-            x_to.gather(&comm, 0).unwrap(),
-            refused,
-        )
+        let mut twice = perm.clone();
+        twice[1] = twice[0];
+        let refused = [
+            fac.solve_to(&comm, &b, None, wrong).is_err(),
+            matches!(
+                fac.solve_to(&comm, &b, Some(&twice), wanted.clone()),
+                Err(LuError::InvalidParams(_))
+            ),
+            matches!(
+                fac.solve_to(&comm, &b, Some(&perm[1..]), wanted),
+                Err(LuError::InvalidParams(_))
+            ),
+        ];
+        let gathered = [x, px].map(|m| m.gather(&comm, 0).unwrap());
+        let gathered_to = [x_to, px_to].map(|m| m.gather(&comm, 0).unwrap());
+        (gathered, gathered_to, refused)
     });
-    assert!(out.iter().all(|(_, _, refused)| *refused));
-    let (Some(x), Some(x_to), _) = &out[0] else {
-        unreachable!("rank 0 gathers")
-    };
-    assert_eq!(x, x_to);
+    assert!(out.iter().all(|(_, _, refused)| refused.iter().all(|&r| r)));
+    let (solved, solved_to, _) = &out[0];
+    assert_eq!(solved, solved_to);
 }
 
 #[test]
