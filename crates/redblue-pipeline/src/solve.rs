@@ -291,23 +291,32 @@ pub fn x_to_row_block_moves(
 /// products leaves them with their makers ([`SweepStep::product_makers`]), and the step that
 /// solves a row first brings them to the row's owners ([`Partials::moves`]).
 struct Partials {
-    /// Per global row, the ranks holding a partial sum for it.
-    holders: Vec<Vec<usize>>,
+    /// Per rank (none until it first holds one), a bit per global row: whether it holds a
+    /// partial sum for that row.
+    held: Vec<Vec<u64>>,
+    /// The number of rows.
+    n: usize,
 }
 
 impl Partials {
     fn new(n: usize) -> Self {
         Partials {
-            holders: vec![Vec::new(); n],
+            held: Vec::new(),
+            n,
         }
     }
 
     /// Rows `rows` of rank `rank` now hold products.
     fn record(&mut self, rank: usize, rows: &[usize]) {
+        if self.held.len() <= rank {
+            self.held.resize_with(rank + 1, Vec::new);
+        }
+        let bits = &mut self.held[rank];
+        if bits.is_empty() {
+            bits.resize(self.n.div_ceil(64), 0);
+        }
         for &i in rows {
-            if !self.holders[i].contains(&rank) {
-                self.holders[i].push(rank);
-            }
+            bits[i / 64] |= 1 << (i % 64);
         }
     }
 
@@ -315,16 +324,21 @@ impl Partials {
     /// right-hand side of their grid column), in rank order of the holders; they are
     /// delivered once.
     fn moves(&mut self, g: &Geometry, nrhs: usize, piv: &[usize]) -> Vec<Move> {
+        // The holders in rank order, each with its rows of `piv` in `piv`'s order.
         let mut by_holder: Vec<(usize, Vec<usize>)> = Vec::new();
-        for &i in piv {
-            for r in std::mem::take(&mut self.holders[i]) {
-                match by_holder.iter_mut().find(|(h, _)| *h == r) {
-                    Some((_, rows)) => rows.push(i),
-                    None => by_holder.push((r, vec![i])),
+        for (r, bits) in self.held.iter_mut().enumerate() {
+            let mut rows = Vec::new();
+            for &i in piv {
+                let (word, bit) = (i / 64, 1u64 << (i % 64));
+                if bits.get(word).is_some_and(|&w| w & bit != 0) {
+                    bits[word] &= !bit;
+                    rows.push(i);
                 }
             }
+            if !rows.is_empty() {
+                by_holder.push((r, rows));
+            }
         }
-        by_holder.sort_by_key(|(h, _)| *h);
         let mut out = Vec::new();
         for (from, rows) in by_holder {
             for x in 0..g.px {
