@@ -6,7 +6,9 @@ use crate::gather::{gather_costs, gather_moves, Shares};
 use crate::geometry::{gather_runs, scatter_runs, Geometry, Tiles};
 use crate::run::Run;
 use crate::solve::SolveError;
-use crate::solve::{permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles};
+use crate::solve::{
+    block_in_tiles, permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles,
+};
 use crate::storage::Storage;
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::{recycle, take_buffer};
@@ -474,17 +476,37 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
 
 /// Each step's diagonal block (rows in pivot order, `pivots[t]`) of the factors in this rank's
 /// layer-0 tiles `local`, brought to the layer's solving grid row, as [`crate::run()`] leaves
-/// them; `local` given back.
+/// them — except a block its solving rank holds in one piece, left empty there and read in the
+/// tiles by the solve; `local` given back.
 ///
 /// # Collective
 /// # Errors
 /// A communication failure.
-fn diagonal_blocks<'a, T: Scalar, C: Communicator>(
+fn diagonal_blocks<'a, T: KernelScalar, C: Communicator>(
     comm: &C,
     geom: &Geometry,
     pivots: &[Vec<usize>],
     local: Storage<'a, T>,
 ) -> Result<(Storage<'a, T>, Vec<Vec<T>>), FactorsError> {
+    let (me, at) = (
+        comm.rank(),
+        geom.coords(comm.rank()).filter(|&(_, _, z)| z == 0),
+    );
+    let tiles = match at {
+        Some((x, y, _)) => Tiles::new(geom, x, y, local),
+        None => Tiles::empty(geom),
+    };
+    // A block this rank solves with and holds itself, in one piece, is read where it is (the
+    // solve finds it there when its block is left empty); the others are copied.
+    let in_place: Vec<bool> = pivots
+        .iter()
+        .enumerate()
+        .map(|(t, piv)| {
+            let panel: Vec<usize> = geom.panel(t).collect();
+            at.is_some_and(|(x, _, _)| x == geom.solver_row(t))
+                && block_in_tiles(&tiles, piv, &panel).is_ok_and(|b| b.is_some())
+        })
+        .collect();
     let mut moves = Vec::new();
     for (t, piv) in pivots.iter().enumerate() {
         let y = geom.col_py(geom.panel(t).start);
@@ -494,9 +516,13 @@ fn diagonal_blocks<'a, T: Scalar, C: Communicator>(
                 continue;
             }
             for to_y in 0..geom.py {
+                let (from, to) = (geom.rank(x, y, 0), geom.rank(geom.solver_row(t), to_y, 0));
+                if from == me && to == me && in_place[t] {
+                    continue;
+                }
                 moves.push(Move {
-                    from: geom.rank(x, y, 0),
-                    to: geom.rank(geom.solver_row(t), to_y, 0),
+                    from,
+                    to,
                     rows: rows.clone(),
                     cols: geom.panel(t).collect(),
                 });
@@ -509,19 +535,14 @@ fn diagonal_blocks<'a, T: Scalar, C: Communicator>(
             position[r] = k;
         }
     }
-    let at = geom.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let mut blocks: Vec<Vec<T>> = (0..geom.steps())
         .map(|t| match at {
-            Some((x, _, _)) if x == geom.solver_row(t) => {
+            Some((x, _, _)) if x == geom.solver_row(t) && !in_place[t] => {
                 vec![T::zero(); geom.panel(t).len().pow(2)]
             }
             _ => Vec::new(),
         })
         .collect();
-    let tiles = match at {
-        Some((x, y, _)) => Tiles::new(geom, x, y, local),
-        None => Tiles::empty(geom),
-    };
     // A column of a move at a time, in runs of neighbouring rows (a step's rows are a tile's
     // rows, neighbours both in the local array and in the block).
     let ld = tiles.ld();

@@ -455,7 +455,7 @@ impl From<KernelError> for SolveError {
 
 /// Solves `A·X = B` on layer 0 with the factors `factors` (this rank's layer-0 tiles,
 /// unpermuted rows, holding `triangles`), the steps' pivots and diagonal blocks (kept on the
-/// solving grid rows), for `B` given as this rank's local array `b` of [`rhs_layout`];
+/// solving grid rows; a block left empty is read in `factors`), for `B` given as this rank's local array `b` of [`rhs_layout`];
 /// returns `X` in the same layout. The local solves and products run on `par` threads.
 ///
 /// # Collective
@@ -515,7 +515,14 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             nrhs,
         };
         // 1. to 3.
-        let (xs, x_blk) = step.solve_rows(comm, blocks, &mut b, (piv, &piv_pos), others, par)?;
+        let (xs, x_blk) = step.solve_rows(
+            comm,
+            (blocks, factors),
+            &mut b,
+            (piv, &piv_pos),
+            others,
+            par,
+        )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
         let mine = match at {
@@ -602,7 +609,7 @@ impl SweepStep<'_> {
     fn solve_rows<T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
-        blocks: &[Vec<T>],
+        (blocks, factors): (&[Vec<T>], &Tiles<'_, T>),
         b: &mut Tiles<'_, T>,
         (piv, piv_pos): (&[usize], &[usize]),
         others: &[usize],
@@ -619,7 +626,16 @@ impl SweepStep<'_> {
             .coords(comm.rank())
             .filter(|&(x, _, z)| z == 0 && x == g.solver_row(t));
         if solver.is_some() && ny > 0 && w > 0 {
-            let block = MatRef::from_slice(&blocks[t], w, w, w)?;
+            // A block left empty is read where it is in the factors.
+            let in_tiles = if blocks[t].is_empty() {
+                block_in_tiles(factors, piv, &g.panel(t).collect::<Vec<_>>())?
+            } else {
+                None
+            };
+            let block = match in_tiles {
+                Some(view) => view,
+                None => MatRef::from_slice(&blocks[t], w, w, w)?,
+            };
             let xs = MatMut::from_slice(&mut xs, w, ny, w)?;
             diagonal_solve(self.triangles, self.sweep, block, xs, par)?;
         }
@@ -929,7 +945,7 @@ struct Deferred<T> {
 
 /// The block of global `rows × cols` of `tiles` as a view, when they are held here at
 /// consecutive local rows and columns (`None` otherwise, or when empty).
-fn block_in_tiles<'t, T: KernelScalar>(
+pub(crate) fn block_in_tiles<'t, T: KernelScalar>(
     tiles: &'t Tiles<'_, T>,
     rows: &[usize],
     cols: &[usize],
@@ -1005,7 +1021,11 @@ fn narrow_product<T: KernelScalar>(
     par: Par,
 ) -> Result<Vec<T>, KernelError> {
     let (w, k) = x.shape();
-    let m = if op == Op::NoTrans { a.nrows() } else { a.ncols() };
+    let m = if op == Op::NoTrans {
+        a.nrows()
+    } else {
+        a.ncols()
+    };
     let mut out = vec![T::zero(); m * k];
     if op == Op::NoTrans {
         let dst = MatMut::from_slice(&mut out, m, k, m.max(1))?;

@@ -486,7 +486,9 @@ fn solve_to_returns_x_in_the_layout_asked_for() {
         let x_to = fac.solve_to(&comm, &b, None, wanted.clone()).unwrap();
         assert_eq!(x_to.layout(), &wanted);
         let px = fac.solve(&comm, &pb).unwrap();
-        let px_to = fac.solve_to(&comm, &b, Some(&perm), wanted.clone()).unwrap();
+        let px_to = fac
+            .solve_to(&comm, &b, Some(&perm), wanted.clone())
+            .unwrap();
         let wrong = BlockCyclic::new(n, k + 1, 2, 3, 1, p).unwrap();
         let mut twice = perm.clone();
         twice[1] = twice[0];
