@@ -618,9 +618,17 @@ impl SweepStep<'_> {
         let (g, t, nrhs) = (self.g, self.t, self.nrhs);
         let (w, ny) = (piv.len(), b.cols.len());
         // 1. Rows `piv` to the solving grid row.
+        // A column of a move at a time: a move's rows are a tile's rows, neighbours in `b`'s
+        // array, and a run of `piv` (neighbours in `xs`).
         let mut xs = vec![T::zero(); w * ny];
-        exchange(comm, &gather_moves(g, nrhs, t, piv), |i, j| b.get(i, j))?
-            .apply(|i, j, v| xs[piv_pos[i] + b.col_pos(j) * w] = v);
+        let (ld, col_pos) = (b.ld(), b.col_pos.clone());
+        let at = |r: usize| piv_pos[r];
+        exchange_cols_into(
+            comm,
+            &gather_moves(g, nrhs, t, piv),
+            |j, rows, out| gather_runs(&b.data[col_pos[j] * ld..], rows, |r| b.row_pos(r), out),
+            |j, rows, vals| scatter_runs(&mut xs[col_pos[j] * w..][..w], rows, at, vals),
+        )?;
         // 2. The diagonal block's solve.
         let solver = g
             .coords(comm.rank())
@@ -641,15 +649,19 @@ impl SweepStep<'_> {
         }
         // 3. The solved rows down the grid column; their owners keep them.
         let mut x_blk = vec![T::zero(); w * ny];
-        exchange(comm, &spread_moves(g, nrhs, t, piv, others), |i, j| {
-            xs[piv_pos[i] + b.col_pos(j) * w]
-        })?
-        .apply(|i, j, v| {
-            x_blk[piv_pos[i] + b.col_pos(j) * w] = v;
-            if b.row_pos(i) != usize::MAX {
-                *b.at(i, j) = v;
-            }
-        });
+        exchange_cols_into(
+            comm,
+            &spread_moves(g, nrhs, t, piv, others),
+            |j, rows, out| gather_runs(&xs[col_pos[j] * w..][..w], rows, at, out),
+            |j, rows, vals| {
+                scatter_runs(&mut x_blk[col_pos[j] * w..][..w], rows, at, vals);
+                for (&i, &v) in rows.iter().zip(vals) {
+                    if b.row_pos(i) != usize::MAX {
+                        *b.at(i, j) = v;
+                    }
+                }
+            },
+        )?;
         Ok((xs, x_blk))
     }
 
