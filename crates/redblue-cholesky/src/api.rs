@@ -374,6 +374,7 @@ fn factor_native<T: KernelScalar, C: Communicator, L: Layout>(
     Ok(CholeskyFactor {
         layout,
         uplo,
+        stored: Uplo::Lower,
         factors: TileFactors::new(plan.geometry(), Triangles::Cholesky, comm.rank(), done, par),
     })
 }
@@ -387,6 +388,8 @@ pub struct CholeskyFactor<'a, T: Scalar, L> {
     layout: L,
     /// The triangle the input held.
     uplo: Uplo,
+    /// The triangle the tiles hold: `L` (`Lower`), or `U` of a factor given as `U`.
+    stored: Uplo,
     factors: TileFactors<'a, T>,
 }
 
@@ -394,9 +397,11 @@ impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
     /// A factor computed elsewhere — ScaLAPACK's `p?potrf` left it in a caller's array —
     /// made ready for [`CholeskyFactor::solve`]: the `uplo` triangle of `factor` (any layout)
     /// holds `L` of `A = L·Lᴴ` (`Uplo::Lower`) or `U` of `A = Uᴴ·U` (`Uplo::Upper`); the
-    /// other triangle is not read. When `factor`'s local arrays are the tiles of one layer of
-    /// the plan's grid (`Uplo::Lower` on a plan [`CholeskyPlan::for_layout`] made on its
-    /// layout) it is read where it is, for as long as the factor lives
+    /// other triangle is not read. Either triangle is solved with as it is (`U`'s row blocks
+    /// read transposed in the forward substitution, not transposed first). When `factor`'s
+    /// local arrays are the tiles of one layer of the plan's grid (a plan
+    /// [`CholeskyPlan::for_layout`] made on its layout with `Uplo::Lower`, which keeps the
+    /// layout's grid) it is read where it is, for as long as the factor lives
     /// ([`CholeskyFactor::in_caller_array`]); otherwise it is copied to one layer of the plan's
     /// grid (its `Px × Py`, whatever its layers).
     ///
@@ -442,18 +447,17 @@ impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
         check_plan(comm, plan, factor.shape(), factor.layout().nranks())?;
         let grid = TileGrid { c: 1, ..plan.grid };
         let geom = redblue_pipeline::Geometry::new(plan.n, plan.block, grid);
-        let factors = TileFactors::from_factored(
-            comm,
-            geom,
-            Triangles::Cholesky,
-            factor,
-            op_of(uplo),
-            None,
-            par,
-        )?;
+        // Kept in the triangle it is given in (`U` is solved with as it is: no transposition).
+        let triangles = match uplo {
+            Uplo::Lower => Triangles::Cholesky,
+            Uplo::Upper => Triangles::CholeskyUpper,
+        };
+        let factors =
+            TileFactors::from_factored(comm, geom, triangles, factor, Op::NoTrans, None, par)?;
         Ok(CholeskyFactor {
             layout: factor.layout().clone(),
             uplo,
+            stored: uplo,
             factors,
         })
     }
@@ -505,7 +509,7 @@ impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
         }
         self.check_comm(comm, dst.layout().nranks())?;
         self.factors
-            .write_to(comm, None, op_of(self.uplo), dst, Some(self.uplo))?;
+            .write_to(comm, None, self.op_for(self.uplo), dst, Some(self.uplo))?;
         Ok(())
     }
 
@@ -558,7 +562,7 @@ impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
     /// }
     /// ```
     pub fn lower<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
-        self.to_layout(comm, Op::NoTrans)
+        self.to_layout(comm, Uplo::Lower)
     }
 
     /// `U = Lᴴ` of `A = Uᴴ·U` (zeros below the diagonal), in the input's layout.
@@ -570,19 +574,43 @@ impl<'a, T: KernelScalar, L: Layout> CholeskyFactor<'a, T, L> {
     /// # Examples
     /// See [`CholeskyFactor::lower`].
     pub fn upper<C: Communicator>(&self, comm: &C) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
-        self.to_layout(comm, Op::ConjTrans)
+        self.to_layout(comm, Uplo::Upper)
     }
 
-    /// `op(L)` in the input's layout.
+    /// How the tiles' triangle becomes the factor of the `want` triangle: as it is, or its
+    /// conjugate transpose.
+    fn op_for(&self, want: Uplo) -> Op {
+        if want == self.stored {
+            Op::NoTrans
+        } else {
+            Op::ConjTrans
+        }
+    }
+
+    /// The factor of the `want` triangle (`L` or `U`) in the input's layout.
     fn to_layout<C: Communicator>(
         &self,
         comm: &C,
-        op: Op,
+        want: Uplo,
     ) -> Result<OwnedDistMatrix<T, L>, CholeskyError> {
         self.check_comm(comm, self.layout.nranks())?;
-        let keep = |i: usize, j: usize, v: T| if i >= j { v } else { T::zero() };
+        let stored = self.stored;
+        let keep = move |i: usize, j: usize, v: T| {
+            let in_triangle = if stored == Uplo::Lower {
+                i >= j
+            } else {
+                i <= j
+            };
+            if in_triangle {
+                v
+            } else {
+                T::zero()
+            }
+        };
         let layout = self.layout.clone();
-        Ok(self.factors.to_layout(comm, None, keep, op, layout)?)
+        Ok(self
+            .factors
+            .to_layout(comm, None, keep, self.op_for(want), layout)?)
     }
 
     /// `X` with `A·X = B` for the `N × K` right-hand sides `b` in any layout, returned in

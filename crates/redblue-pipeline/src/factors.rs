@@ -115,9 +115,9 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
     /// arrays), given whole in `factors` (any layout), for the solves on `geom`'s tiles — one
     /// layer. Row `i` of `op(factors)` holds the factor row of the matrix's row `perm[i]`
     /// (LAPACK's `P·A = L·U`, `L\U` in the rows of `P·A`; `None`: no permutation). For
-    /// [`Triangles::Cholesky`], `op(factors)` holds `L` in its lower triangle (pass
-    /// `Op::ConjTrans` and `U` for `A = Uᴴ·U`); what its upper triangle holds is ignored (no
-    /// use of the factors reads it).
+    /// [`Triangles::Cholesky`], `op(factors)` holds `L` in its lower triangle, for
+    /// [`Triangles::CholeskyUpper`] `U` (of `A = Uᴴ·U`) in its upper triangle; what the other
+    /// triangle holds is ignored (no use of the factors reads it).
     ///
     /// When `factors`' local arrays are the tiles' own (no permutation, `Op::NoTrans`, the
     /// same blocks where the tiles have theirs: [`same_local_arrays`]) they are read where
@@ -235,7 +235,9 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
     fn shares(&self) -> Shares {
         match self.triangles {
             Triangles::Lu => Shares::LowerAndUpper,
-            Triangles::Cholesky => Shares::Lower,
+            // One triangle. `U` is only held by factors given whole, on one layer, where
+            // nothing is gathered.
+            Triangles::Cholesky | Triangles::CholeskyUpper => Shares::Lower,
         }
     }
 

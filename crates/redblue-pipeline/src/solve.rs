@@ -51,6 +51,17 @@ pub enum Triangles {
     Lu,
     /// Cholesky: `L` in the lower triangle (`U = Lᴴ` is not stored).
     Cholesky,
+    /// Cholesky: `U` in the upper triangle (`L = Uᴴ` is not stored), as ScaLAPACK's
+    /// `p?potrf` leaves `A = Uᴴ·U`: solved with as it is, the forward substitution reading
+    /// `U`'s row blocks transposed.
+    CholeskyUpper,
+}
+
+impl Triangles {
+    /// Whether this is a Cholesky factor (one triangle; no row permutation).
+    pub fn is_cholesky(self) -> bool {
+        self != Triangles::Lu
+    }
 }
 
 /// The native layout of `nrhs` right-hand sides for the factors of geometry `g`: `N × nrhs` in
@@ -226,7 +237,9 @@ fn factor_moves(
     others: &[usize],
 ) -> Vec<Move> {
     match (triangles, sweep) {
-        (Triangles::Cholesky, Sweep::Backward) => row_block_moves(g, nrhs, t, others),
+        (Triangles::Cholesky, Sweep::Backward) | (Triangles::CholeskyUpper, Sweep::Forward) => {
+            row_block_moves(g, nrhs, t, others)
+        }
         _ => panel_moves(g, nrhs, t, others),
     }
 }
@@ -556,7 +569,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             update_rows(&mut b, &mine, panel, op, &x_blk, w, par)?;
         }
     }
-    if triangles == Triangles::Cholesky {
+    if triangles.is_cholesky() {
         return Ok(b);
     }
     let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
@@ -571,7 +584,8 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
 }
 
 /// Step 2 of a sweep: `X ← op(T)⁻¹·X` with the diagonal block's triangle `T` (LU forward: unit
-/// `L00`; LU back: `U00`; Cholesky forward: `L00`; Cholesky back: `L00ᴴ`).
+/// `L00`; LU back: `U00`; Cholesky forward: `L00`, or `U00ᴴ` when `U` is stored; Cholesky
+/// back: `L00ᴴ`, or `U00`).
 fn diagonal_solve<T: KernelScalar>(
     triangles: Triangles,
     sweep: Sweep,
@@ -584,6 +598,8 @@ fn diagonal_solve<T: KernelScalar>(
         (Triangles::Lu, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
         (Triangles::Cholesky, Sweep::Forward) => (Uplo::Lower, Op::NoTrans, Diag::NonUnit),
         (Triangles::Cholesky, Sweep::Backward) => (Uplo::Lower, Op::ConjTrans, Diag::NonUnit),
+        (Triangles::CholeskyUpper, Sweep::Forward) => (Uplo::Upper, Op::ConjTrans, Diag::NonUnit),
+        (Triangles::CholeskyUpper, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
     };
     trsm(Side::Left, uplo, op, diag, T::one(), block, xs, par)
 }
@@ -666,9 +682,13 @@ impl SweepStep<'_> {
     }
 
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
-    /// panel's row of `L` as `Lᴴ`'s column.
+    /// panel's row of `L` as `Lᴴ`'s column, and with `U` stored the forward substitution takes
+    /// the panel's row of `U` as `Uᴴ`'s column.
     fn transposed(&self) -> bool {
-        self.triangles == Triangles::Cholesky && self.sweep == Sweep::Backward
+        matches!(
+            (self.triangles, self.sweep),
+            (Triangles::Cholesky, Sweep::Backward) | (Triangles::CholeskyUpper, Sweep::Forward)
+        )
     }
 
     /// Whether this step brings the solved rows to the factor's panel and sends back the
@@ -1269,7 +1289,7 @@ mod tests {
         ] {
             let g = Geometry::new(n, v, TileGrid { px, py, c: 1 });
             let pivots: Vec<Vec<usize>> = (0..g.steps()).map(|t| g.panel(t).collect()).collect();
-            for triangles in [Triangles::Lu, Triangles::Cholesky] {
+            for triangles in [Triangles::Lu, Triangles::Cholesky, Triangles::CholeskyUpper] {
                 for (sweep, t, others) in schedule(&pivots, n) {
                     let step = SweepStep {
                         g: &g,
