@@ -8,7 +8,8 @@
  *                                                ROUTINE is gemm, getrf, potrf, or getrs or
  *                                                potrs (16 right-hand sides, with the factors
  *                                                of one untimed pdgetrf_ or pdpotrf_ call),
- *                                                or gesv or posv (16 right-hand sides)
+ *                                                or gesv or posv (16 right-hand sides);
+ *                                                potrf-u, potrs-u, posv-u: UPLO = U
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
  *                                                of that order (R, row-major, by default) and
  *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
@@ -101,7 +102,16 @@ static double now(void) {
   return MPI_Wtime();
 }
 
-static int timed(const char *routine, int n, int nb, int reps) {
+static int timed(const char *name, int n, int nb, int reps) {
+  /* potrf-u, potrs-u, posv-u: the upper triangle (UPLO = U) */
+  char routine[16];
+  snprintf(routine, sizeof routine, "%s", name);
+  size_t len = strlen(routine);
+  const char *uplo = "L";
+  if (len > 2 && strcmp(routine + len - 2, "-u") == 0) {
+    routine[len - 2] = 0;
+    uplo = "U";
+  }
   Matrix a = matrix(n, n, nb), b = matrix(n, n, nb), c = matrix(n, n, nb);
   int one = 1, info = 0, nrhs = 16;
   int *ipiv = malloc(sizeof(int) * (size_t)(a.locr + nb));
@@ -115,7 +125,7 @@ static int timed(const char *routine, int n, int nb, int reps) {
   if (solve) {
     fill(&a, 1, spd);
     if (spd)
-      pdpotrf_("L", &n, a.a, &one, &one, a.desc, &info);
+      pdpotrf_(uplo, &n, a.a, &one, &one, a.desc, &info);
     else
       pdgetrf_(&n, &n, a.a, &one, &one, a.desc, ipiv, &info);
     if (info != 0) {
@@ -132,18 +142,18 @@ static int timed(const char *routine, int n, int nb, int reps) {
     if (strcmp(routine, "getrs") == 0) {
       pdgetrs_("N", &n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info, 1);
     } else if (strcmp(routine, "potrs") == 0) {
-      pdpotrs_("L", &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info, 1);
+      pdpotrs_(uplo, &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info, 1);
     } else if (strcmp(routine, "gesv") == 0) {
       pdgesv_(&n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info);
     } else if (strcmp(routine, "posv") == 0) {
-      pdposv_("L", &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info);
+      pdposv_(uplo, &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info);
     } else if (strcmp(routine, "gemm") == 0) {
       pdgemm_("N", "N", &n, &n, &n, &alpha, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc,
               &beta, c.a, &one, &one, c.desc);
     } else if (strcmp(routine, "getrf") == 0) {
       pdgetrf_(&n, &n, a.a, &one, &one, a.desc, ipiv, &info);
     } else if (spd) {
-      pdpotrf_("L", &n, a.a, &one, &one, a.desc, &info);
+      pdpotrf_(uplo, &n, a.a, &one, &one, a.desc, &info);
     } else {
       if (me == 0) fprintf(stderr, "unknown routine %s\n", routine);
       return 2;
@@ -153,7 +163,7 @@ static int timed(const char *routine, int n, int nb, int reps) {
       if (me == 0) fprintf(stderr, "%s: info = %d\n", routine, info);
       return 1;
     }
-    if (me == 0 && rep > 0) printf("time %s %.6f\n", routine, t);
+    if (me == 0 && rep > 0) printf("time %s %.6f\n", name, t);
   }
   return 0;
 }
