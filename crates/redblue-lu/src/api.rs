@@ -716,16 +716,7 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
-        self.square()?;
-        let rows = b.shape().0;
-        if rows != self.order() {
-            return Err(LuError::RhsHeight {
-                expected: self.order(),
-                found: rows,
-            });
-        }
-        self.check_comm(comm, b.layout().nranks())?;
-        Ok(self.factors.solve(comm, b)?)
+        self.solve_to(comm, b, None, b.layout().clone())
     }
 
     /// [`LuFactors::solve`] of `A·X = P·B` returning `X` in `layout` (of `b`'s shape) instead

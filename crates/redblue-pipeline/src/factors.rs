@@ -3,7 +3,7 @@
 //! layers' shares to layer 0 once, solve with them, and hand them out in any layout.
 
 use crate::gather::{gather_costs, gather_moves, Shares};
-use crate::geometry::{gather_runs, scatter_runs, Geometry, Tiles};
+use crate::geometry::{scatter_runs, Geometry, Tiles};
 use crate::run::Run;
 use crate::solve::SolveError;
 use crate::solve::{
@@ -547,14 +547,10 @@ fn diagonal_blocks<'a, T: KernelScalar, C: Communicator>(
         .collect();
     // A column of a move at a time, in runs of neighbouring rows (a step's rows are a tile's
     // rows, neighbours both in the local array and in the block).
-    let ld = tiles.ld();
     exchange_cols_into(
         comm,
         &moves,
-        |j, rows, out| {
-            let column = &tiles.data[tiles.col_pos(j) * ld..];
-            gather_runs(column, rows, |r| tiles.row_pos(r), out);
-        },
+        |j, rows, out| tiles.gather_rows(j, rows, out),
         |j, rows, vals| {
             let t = j / geom.v;
             let w = geom.panel(t).len();

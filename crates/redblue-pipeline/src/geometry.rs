@@ -510,6 +510,14 @@ impl<'a, T: Copy> Tiles<'a, T> {
         (&mut self.data[at..at + ld], &self.row_pos)
     }
 
+    /// Copies the elements of global rows `rows` (held here) of global column `j` (held here)
+    /// into `out`, a run of neighbouring local rows at a time.
+    pub fn gather_rows(&self, j: usize, rows: &[usize], out: &mut [T]) {
+        let ld = self.ld();
+        let column = &self.data[self.col_pos[j] * ld..][..ld];
+        gather_runs(column, rows, |r| self.row_pos[r], out);
+    }
+
     /// Local position of global column `j`.
     pub fn col_pos(&self, j: usize) -> usize {
         self.col_pos[j]

@@ -448,9 +448,7 @@ impl<'a, T: KernelScalar> State<'a, T> {
         out: &mut [T],
     ) {
         if self.l10_in_tiles(step) {
-            let ld = self.tiles.ld();
-            let column = &self.tiles.data[self.tiles.col_pos(col) * ld..];
-            gather_runs(column, rows, |r| self.tiles.row_pos(r), out);
+            self.tiles.gather_rows(col, rows, out);
         } else {
             let mr = step.my_rows.len();
             let at = (col - step.panel.start - step.share.start) * mr;
@@ -484,14 +482,10 @@ impl<'a, T: KernelScalar> State<'a, T> {
         let moves = l10_scatter_moves(&g, step.t, &step.rest);
         mark_positions(&mut self.pos[0], &piece_rows);
         let (pos, tiles) = (&self.pos[0], &self.tiles);
-        let ld = tiles.ld();
         exchange_cols_into(
             comm,
             &moves,
-            |j, rows, out| {
-                let column = &tiles.data[tiles.col_pos(j) * ld..];
-                gather_runs(column, rows, |r| tiles.row_pos(r), out);
-            },
+            |j, rows, out| tiles.gather_rows(j, rows, out),
             |j, rows, vals| {
                 let column = &mut piece[(j - start) * lm..(j - start + 1) * lm];
                 scatter_runs(column, rows, |r| pos[r], vals);

@@ -333,6 +333,32 @@ impl Partials {
         }
     }
 
+    /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`) brought to the ranks
+    /// holding those rows of `b` ([`Partials::moves`]) and subtracted there, a column of a
+    /// move at a time.
+    ///
+    /// # Collective
+    fn deliver<T: KernelScalar, C: Communicator>(
+        &mut self,
+        comm: &C,
+        (g, nrhs): (&Geometry, usize),
+        piv: &[usize],
+        partial: &[T],
+        b: &mut Tiles<'_, T>,
+    ) -> Result<(), CommError> {
+        let n = g.n;
+        exchange_cols_into(
+            comm,
+            &self.moves(g, nrhs, piv),
+            |j, rows, out| gather_runs(&partial[j * n..][..n], rows, |r| r, out),
+            |j, rows, vals| {
+                for (&i, &v) in rows.iter().zip(vals) {
+                    *b.at(i, j) -= v;
+                }
+            },
+        )
+    }
+
     /// The partial sums of rows `piv` to the ranks holding those rows of `B` (every
     /// right-hand side of their grid column), in rank order of the holders; they are
     /// delivered once.
@@ -507,10 +533,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         }
         // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
         // step's other products, while they travel.
-        exchange(comm, &partials.moves(g, nrhs, piv), |i, j| {
-            partial[i + j * n]
-        })?
-        .apply(|i, j, v| *b.at(i, j) -= v);
+        partials.deliver(comm, (g, nrhs), piv, &partial, &mut b)?;
         if let Some((step, d)) = deferred.take() {
             step.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
         }
@@ -555,19 +578,15 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             deferred = later.map(|d| (step, d));
             continue;
         }
-        let (copied, in_tiles) = step.factor_panel(comm, factors, others, &mine, &row_pos)?;
-        if !mine.is_empty() && w > 0 {
-            let op = match step.transposed() {
-                true => Op::ConjTrans,
-                false => Op::NoTrans,
-            };
-            let panel = match in_tiles {
-                Some(view) => view,
-                None if step.transposed() => MatRef::from_slice(&copied, w, mine.len(), w)?,
-                None => MatRef::from_slice(&copied, mine.len(), w, mine.len())?,
-            };
-            update_rows(&mut b, &mine, panel, op, &x_blk, w, par)?;
-        }
+        step.update_with_panel(
+            comm,
+            factors,
+            &mut b,
+            others,
+            (&mine, &row_pos),
+            &x_blk,
+            par,
+        )?;
     }
     if triangles.is_cholesky() {
         return Ok(b);
@@ -637,12 +656,12 @@ impl SweepStep<'_> {
         // A column of a move at a time: a move's rows are a tile's rows, neighbours in `b`'s
         // array, and a run of `piv` (neighbours in `xs`).
         let mut xs = vec![T::zero(); w * ny];
-        let (ld, col_pos) = (b.ld(), b.col_pos.clone());
+        let col_pos = b.col_pos.clone();
         let at = |r: usize| piv_pos[r];
         exchange_cols_into(
             comm,
             &gather_moves(g, nrhs, t, piv),
-            |j, rows, out| gather_runs(&b.data[col_pos[j] * ld..], rows, |r| b.row_pos(r), out),
+            |j, rows, out| b.gather_rows(j, rows, out),
             |j, rows, vals| scatter_runs(&mut xs[col_pos[j] * w..][..w], rows, at, vals),
         )?;
         // 2. The diagonal block's solve.
@@ -679,6 +698,38 @@ impl SweepStep<'_> {
             },
         )?;
         Ok((xs, x_blk))
+    }
+
+    /// Steps 4 and 5 when the panel moves: the factor's panel on this rank's rows `mine` of
+    /// `others` (`row_pos`: their positions), and their update with the solved rows `x_blk`.
+    ///
+    /// # Collective
+    #[allow(clippy::too_many_arguments)]
+    fn update_with_panel<T: KernelScalar, C: Communicator>(
+        &self,
+        comm: &C,
+        factors: &Tiles<'_, T>,
+        b: &mut Tiles<'_, T>,
+        others: &[usize],
+        (mine, row_pos): (&[usize], &[usize]),
+        x_blk: &[T],
+        par: Par,
+    ) -> Result<(), SolveError> {
+        let w = self.g.panel(self.t).len();
+        let (copied, in_tiles) = self.factor_panel(comm, factors, others, mine, row_pos)?;
+        if mine.is_empty() || w == 0 {
+            return Ok(());
+        }
+        let op = match self.transposed() {
+            true => Op::ConjTrans,
+            false => Op::NoTrans,
+        };
+        let panel = match in_tiles {
+            Some(view) => view,
+            None if self.transposed() => MatRef::from_slice(&copied, w, mine.len(), w)?,
+            None => MatRef::from_slice(&copied, mine.len(), w, mine.len())?,
+        };
+        Ok(update_rows(b, mine, panel, op, x_blk, w, par)?)
     }
 
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
