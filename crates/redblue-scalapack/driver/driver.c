@@ -9,7 +9,8 @@
  *                                                potrs (16 right-hand sides, with the factors
  *                                                of one untimed pdgetrf_ or pdpotrf_ call),
  *                                                or gesv or posv (16 right-hand sides);
- *                                                potrf-u, potrs-u, posv-u: UPLO = U
+ *                                                potrf-u, potrs-u, posv-u: UPLO = U;
+ *                                                getrs-t: TRANS = T
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
  *                                                of that order (R, row-major, by default) and
  *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
@@ -107,10 +108,13 @@ static int timed(const char *name, int n, int nb, int reps) {
   char routine[16];
   snprintf(routine, sizeof routine, "%s", name);
   size_t len = strlen(routine);
-  const char *uplo = "L";
+  const char *uplo = "L", *trans = "N";
   if (len > 2 && strcmp(routine + len - 2, "-u") == 0) {
     routine[len - 2] = 0;
     uplo = "U";
+  } else if (len > 2 && strcmp(routine + len - 2, "-t") == 0) {
+    routine[len - 2] = 0;
+    trans = "T";
   }
   Matrix a = matrix(n, n, nb), b = matrix(n, n, nb), c = matrix(n, n, nb);
   int one = 1, info = 0, nrhs = 16;
@@ -140,7 +144,7 @@ static int timed(const char *name, int n, int nb, int reps) {
       fill(&a, 1, spd);
     double t = now();
     if (strcmp(routine, "getrs") == 0) {
-      pdgetrs_("N", &n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info, 1);
+      pdgetrs_(trans, &n, &nrhs, a.a, &one, &one, a.desc, ipiv, x.a, &one, &one, x.desc, &info, 1);
     } else if (strcmp(routine, "potrs") == 0) {
       pdpotrs_(uplo, &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info, 1);
     } else if (strcmp(routine, "gesv") == 0) {
