@@ -716,23 +716,30 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
-        self.solve_to(comm, b, None, b.layout().clone())
+        self.solve_to(comm, b, Op::NoTrans, None, b.layout().clone())
     }
 
-    /// [`LuFactors::solve`] of `A·X = P·B` returning `X` in `layout` (of `b`'s shape) instead
-    /// of `b`'s: row `i` of `P·B` is row `perm[i]` of `b` (no permutation without `perm`).
-    /// The rows are permuted on the factors' grid, so a caller holding `P` as a list of rows
-    /// (ScaLAPACK's `IPIV`) need not describe `P·B` as a row-permuted layout, whose transform
-    /// is planned row by row.
+    /// `X` with `op(A)·X = B` for `A = Pᵀ·(the factors' product)`, returned in `layout` (of
+    /// `b`'s shape) instead of `b`'s: the factors are those of `P·A`, row `i` of `P·A` being
+    /// row `perm[i]` of `A` (`P = I` without `perm`) — the factors of a ScaLAPACK `p?getrf`
+    /// ([`LuFactors::from_packed`] with no permutation of its own) and its `IPIV` as a list.
+    /// The rows are permuted on the factors' grid (`P·B` before the sweeps; `Pᵀ` applied to
+    /// their result for a transposed solve), so that no row-permuted layout, whose transform
+    /// is planned row by row, is needed. A transposed solve (`Op::Trans`, `Op::ConjTrans`)
+    /// reads the factors' row blocks transposed in both sweeps; it takes factors without row
+    /// interchanges of their own (those of `from_packed` with no permutation), not those of
+    /// [`lu`](crate::lu), whose interchanges its tiles keep.
     ///
     /// # Collective
     /// # Errors
     /// As [`LuFactors::solve`]; [`LuError::InvalidParams`] if `perm` is not a permutation of
-    /// `0..N`; a [`LuError::Dist`] if `layout` is not of `b`'s shape.
+    /// `0..N`, or for a transposed solve of factors with interchanges of their own; a
+    /// [`LuError::Dist`] if `layout` is not of `b`'s shape.
     pub fn solve_to<C, B, X>(
         &self,
         comm: &C,
         b: &B,
+        op: Op,
         perm: Option<&[usize]>,
         layout: X,
     ) -> Result<OwnedDistMatrix<T, X>, LuError>
@@ -761,8 +768,15 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
                 )));
             }
         }
+        if op != Op::NoTrans && !self.factors.unpivoted() {
+            return Err(LuError::InvalidParams(
+                "a transposed solve takes factors without row interchanges of their own \
+                 (LuFactors::from_packed's)"
+                    .into(),
+            ));
+        }
         self.check_comm(comm, b.layout().nranks().max(layout.nranks()))?;
-        Ok(self.factors.solve_to(comm, b, perm, layout)?)
+        Ok(self.factors.solve_to(comm, b, op, perm, layout)?)
     }
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides

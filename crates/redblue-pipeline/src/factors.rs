@@ -222,6 +222,15 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         matches!(tiles.data, Storage::Shared(_))
     }
 
+    /// Whether every step pivots on its own panel's rows, in order (no row interchanges: the
+    /// factors of [`TileFactors::from_factored`] with no permutation).
+    pub fn unpivoted(&self) -> bool {
+        self.pivots
+            .iter()
+            .enumerate()
+            .all(|(t, piv)| piv.iter().copied().eq(self.geom.panel(t)))
+    }
+
     /// The geometry.
     pub fn geometry(&self) -> &Geometry {
         &self.geom
@@ -234,7 +243,7 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
 
     fn shares(&self) -> Shares {
         match self.triangles {
-            Triangles::Lu => Shares::LowerAndUpper,
+            Triangles::Lu | Triangles::LuTransposed | Triangles::LuAdjoint => Shares::LowerAndUpper,
             // One triangle. `U` is only held by factors given whole, on one layer, where
             // nothing is gathered.
             Triangles::Cholesky | Triangles::CholeskyUpper => Shares::Lower,
@@ -327,21 +336,28 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         C: Communicator,
         B: DistMatrix<T> + ?Sized,
     {
-        self.solve_to(comm, b, None, b.layout().clone())
+        self.solve_to(comm, b, Op::NoTrans, None, b.layout().clone())
     }
 
-    /// `X` with `A·X = P·B`, row `i` of `P·B` being row `perm[i]` of `b` (`P = I` without
-    /// `perm`; a permutation of `0..N`, checked by the caller), returned in `layout` (of `b`'s
-    /// shape): one transform in and one out, whatever `b`'s layout, and the rows permuted on
-    /// the solve's grid (a row-permuted layout, planned row by row, is not needed).
+    /// `X` with `op(A)·X = B` for `A = Pᵀ·L·U` — the factors are those of `P·A`, row `i` of
+    /// `P·A` being row `perm[i]` of `A` (`P = I` without `perm`; a permutation of `0..N`,
+    /// checked by the caller) — returned in `layout` (of `b`'s shape): one transform in and
+    /// one out, whatever `b`'s layout, and the rows permuted on the solve's grid (`P·B` before
+    /// the sweeps, or `Pᵀ` applied to their result; a row-permuted layout, planned row by row,
+    /// is not needed). A transposed solve (`op` not `NoTrans`) reads the factors' row blocks
+    /// transposed in both sweeps; it takes LU factors without row interchanges of their own
+    /// ([`TileFactors::from_factored`]'s, with no permutation).
     ///
     /// # Collective
     /// # Errors
-    /// A communication, layout or kernel failure.
+    /// A communication, layout or kernel failure; [`FactorsError::Dist`] (`InvalidLayout`) on
+    /// every rank for a transposed solve of factors with row interchanges or of a Cholesky
+    /// factor.
     pub fn solve_to<C, B, L>(
         &self,
         comm: &C,
         b: &B,
+        op: Op,
         perm: Option<&[usize]>,
         layout: L,
     ) -> Result<OwnedDistMatrix<T, L>, FactorsError>
@@ -351,23 +367,42 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         L: Layout + Clone,
     {
         let g = &self.geom;
+        let triangles = match (self.triangles, op) {
+            (triangles, Op::NoTrans) => triangles,
+            (Triangles::Lu, op) if self.unpivoted() => match op {
+                Op::Trans => Triangles::LuTransposed,
+                _ => Triangles::LuAdjoint,
+            },
+            _ => {
+                return Err(FactorsError::Dist(DistError::InvalidLayout(
+                    "a transposed solve takes LU factors without row interchanges".into(),
+                )))
+            }
+        };
         let nrhs = b.shape().1;
         let native_layout = rhs_layout(g, nrhs)?;
         let mut native = OwnedDistMatrix::zeros(comm, native_layout.clone())?;
         transform(comm, T::one(), b, Op::NoTrans, T::zero(), &mut native)?;
         let mut local = rhs_tiles(g, comm.rank(), nrhs, native.into_local());
-        if let Some(perm) = perm {
-            let cols_of = |y| rhs_cols(g, nrhs, y);
+        let cols_of = |y| rhs_cols(g, nrhs, y);
+        if let (Some(perm), Op::NoTrans) = (perm, op) {
             local = permute_rows(comm, g, perm, cols_of, &local, (g.n, nrhs))?;
         }
-        let x = self.with_layer_0(comm, |tiles| {
+        let mut x = self.with_layer_0(comm, |tiles| {
             let (pivots, blocks) = (&self.pivots, &self.blocks);
-            let triangles = self.triangles;
             solve_native(
                 comm, g, triangles, pivots, blocks, tiles, local, nrhs, self.par,
             )
             .map_err(FactorsError::from)
         })?;
+        if let (Some(perm), false) = (perm, op == Op::NoTrans) {
+            // `X = Pᵀ·Y`: row `perm[i]` of `X` is row `i` of `Y`.
+            let mut inverse = vec![0; perm.len()];
+            for (i, &r) in perm.iter().enumerate() {
+                inverse[r] = i;
+            }
+            x = permute_rows(comm, g, &inverse, cols_of, &x, (g.n, nrhs))?;
+        }
         let x = OwnedDistMatrix::from_local(comm, native_layout, x.data.into_vec())?;
         let mut out = OwnedDistMatrix::zeros(comm, layout)?;
         transform(comm, T::one(), &x, Op::NoTrans, T::zero(), &mut out)?;

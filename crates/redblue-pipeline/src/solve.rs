@@ -44,11 +44,16 @@ use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
 
-/// What the tiles of a factorisation hold, for the solves.
+/// What the tiles of a factorisation hold, and how a solve uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Triangles {
     /// LU: `L` (unit diagonal, implied) and `U`, packed in unpermuted rows.
     Lu,
+    /// LU's `L` and `U` (no row interchanges) for `Aᵀ·X = B`: the forward substitution with
+    /// `Uᵀ`, the back substitution with `Lᵀ`, both reading row blocks transposed.
+    LuTransposed,
+    /// The same for `Aᴴ·X = B` (`Uᴴ`, then `Lᴴ`).
+    LuAdjoint,
     /// Cholesky: `L` in the lower triangle (`U = Lᴴ` is not stored).
     Cholesky,
     /// Cholesky: `U` in the upper triangle (`L = Uᴴ` is not stored), as ScaLAPACK's
@@ -60,7 +65,15 @@ pub enum Triangles {
 impl Triangles {
     /// Whether this is a Cholesky factor (one triangle; no row permutation).
     pub fn is_cholesky(self) -> bool {
-        self != Triangles::Lu
+        matches!(self, Triangles::Cholesky | Triangles::CholeskyUpper)
+    }
+
+    /// How a transposed panel is applied: `Op::Trans` for `Aᵀ`, `Op::ConjTrans` otherwise.
+    fn transposed_op(self) -> Op {
+        match self {
+            Triangles::LuTransposed => Op::Trans,
+            _ => Op::ConjTrans,
+        }
     }
 }
 
@@ -236,11 +249,9 @@ fn factor_moves(
     t: usize,
     others: &[usize],
 ) -> Vec<Move> {
-    match (triangles, sweep) {
-        (Triangles::Cholesky, Sweep::Backward) | (Triangles::CholeskyUpper, Sweep::Forward) => {
-            row_block_moves(g, nrhs, t, others)
-        }
-        _ => panel_moves(g, nrhs, t, others),
+    match transposed(triangles, sweep) {
+        true => row_block_moves(g, nrhs, t, others),
+        false => panel_moves(g, nrhs, t, others),
     }
 }
 
@@ -588,7 +599,9 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             par,
         )?;
     }
-    if triangles.is_cholesky() {
+    if triangles != Triangles::Lu {
+        // No row interchanges to undo (Cholesky, and transposed LU solves take factors
+        // without any).
         return Ok(b);
     }
     let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
@@ -600,6 +613,18 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         &b,
         (n, nrhs),
     )?)
+}
+
+/// Whether a sweep reads the factor's row blocks transposed instead of its column panels:
+/// Cholesky's back substitution (`Lᴴ`), its forward one with `U` stored (`Uᴴ`), and both sweeps
+/// of a transposed LU solve.
+fn transposed(triangles: Triangles, sweep: Sweep) -> bool {
+    matches!(
+        (triangles, sweep),
+        (Triangles::Cholesky, Sweep::Backward)
+            | (Triangles::CholeskyUpper, Sweep::Forward)
+            | (Triangles::LuTransposed | Triangles::LuAdjoint, _)
+    )
 }
 
 /// Step 2 of a sweep: `X ← op(T)⁻¹·X` with the diagonal block's triangle `T` (LU forward: unit
@@ -619,6 +644,12 @@ fn diagonal_solve<T: KernelScalar>(
         (Triangles::Cholesky, Sweep::Backward) => (Uplo::Lower, Op::ConjTrans, Diag::NonUnit),
         (Triangles::CholeskyUpper, Sweep::Forward) => (Uplo::Upper, Op::ConjTrans, Diag::NonUnit),
         (Triangles::CholeskyUpper, Sweep::Backward) => (Uplo::Upper, Op::NoTrans, Diag::NonUnit),
+        (Triangles::LuTransposed | Triangles::LuAdjoint, Sweep::Forward) => {
+            (Uplo::Upper, triangles.transposed_op(), Diag::NonUnit)
+        }
+        (Triangles::LuTransposed | Triangles::LuAdjoint, Sweep::Backward) => {
+            (Uplo::Lower, triangles.transposed_op(), Diag::Unit)
+        }
     };
     trsm(Side::Left, uplo, op, diag, T::one(), block, xs, par)
 }
@@ -721,7 +752,7 @@ impl SweepStep<'_> {
             return Ok(());
         }
         let op = match self.transposed() {
-            true => Op::ConjTrans,
+            true => self.triangles.transposed_op(),
             false => Op::NoTrans,
         };
         let panel = match in_tiles {
@@ -736,10 +767,7 @@ impl SweepStep<'_> {
     /// panel's row of `L` as `Lᴴ`'s column, and with `U` stored the forward substitution takes
     /// the panel's row of `U` as `Uᴴ`'s column.
     fn transposed(&self) -> bool {
-        matches!(
-            (self.triangles, self.sweep),
-            (Triangles::Cholesky, Sweep::Backward) | (Triangles::CholeskyUpper, Sweep::Forward)
-        )
+        transposed(self.triangles, self.sweep)
     }
 
     /// Whether this step brings the solved rows to the factor's panel and sends back the
@@ -985,7 +1013,7 @@ impl SweepStep<'_> {
                     MatRef::from_slice(&part, w, mr, w)?
                 }
             };
-            (a, Op::ConjTrans)
+            (a, self.triangles.transposed_op())
         } else {
             let a = match block_in_tiles(factors, rows, &panel)? {
                 Some(view) => view,

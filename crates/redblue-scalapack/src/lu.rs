@@ -3,14 +3,13 @@
 
 use crate::args::{first, solve_operands, BlacsGrid, Descriptor, Operand, Position};
 use crate::common::{
-    agree, column_major_if, local_elements, op_of, solve_in_place, submatrix, Array, OrServe,
-    Outcome, ServeError,
+    agree, column_major_if, op_of, solve_in_place, submatrix, Array, OrServe, Outcome, ServeError,
 };
-use redblue_comm::{Communicator, CommunicatorExt, ReduceOp};
+use redblue_comm::Communicator;
 use redblue_core::Op;
 use redblue_dist::{
-    same_local_arrays, transform, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut,
-    DistError, DistMatrix, DistMatrixMut, Layout, OwnedDistMatrix,
+    same_local_arrays, BlockCyclicSubmatrix, BorrowedDistMatrix, BorrowedDistMatrixMut, DistError,
+    Layout,
 };
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{lu_with, LuError, LuFactors, LuParams, LuPlan};
@@ -257,41 +256,18 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     let n = oa.n as usize;
     let params = LuParams::default();
     // The factors placed on the caller's grid and blocks when they can be the plan's own (they
-    // then move only within each process); `op(A)`'s are on the transposed grid.
-    let plan = match op_of(trans) {
-        Some(Op::NoTrans) => LuPlan::for_layout(n, n, comm.size(), &params, &la),
-        _ => LuPlan::new(n, comm.size(), &params),
-    }
-    .or_serve()?;
+    // then move only within each process), for either `TRANS`: a transposed solve reads them
+    // where they are too.
+    let plan = LuPlan::for_layout(n, n, comm.size(), &params, &la).or_serve()?;
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
-    if op_of(trans) == Some(Op::NoTrans) {
-        return Ok(match solve_with_packed(comm, &plan, &av, &lb, b, perm)? {
+    let op = op_of(trans).unwrap_or(Op::NoTrans);
+    Ok(
+        match solve_with_packed(comm, &plan, &av, (&lb, b), op, perm)? {
             Ok(()) => Outcome::Served,
             Err(pass) => pass,
-        });
-    }
-    let op = op_of(trans).unwrap_or(Op::Trans);
-    let packed = match transposed_packed(comm, plan.n, &av, op)? {
-        Ok(packed) => packed,
-        Err(pass) => return Ok(pass),
-    };
-    drop(av);
-    let identity: Vec<usize> = (0..n).collect();
-    let factors = match or_pass_on(LuFactors::from_packed(
-        comm,
-        &plan,
-        &packed,
-        &identity,
-        Par::Seq,
-    ))? {
-        Ok(f) => f,
-        Err(pass) => return Ok(pass),
-    };
-    solve_in_place(comm, &lb, b, Some(perm), |bv| {
-        factors.solve(comm, bv).or_serve()
-    })?;
-    Ok(Outcome::Served)
+        },
+    )
 }
 
 /// Solves `A·X = B` in the caller's `B` (layout `lb`) with `L\U` of `P·A` in `packed` taken as
@@ -305,8 +281,8 @@ fn solve_with_packed<T: KernelScalar, C: Communicator>(
     comm: &C,
     plan: &LuPlan,
     packed: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
-    lb: &BlockCyclicSubmatrix,
-    b: &mut Array<'_, T>,
+    (lb, b): (&BlockCyclicSubmatrix, &mut Array<'_, T>),
+    op: Op,
     perm: Vec<usize>,
 ) -> Result<Result<(), Outcome>, ServeError> {
     let identity: Vec<usize> = (0..plan.n).collect();
@@ -322,7 +298,7 @@ fn solve_with_packed<T: KernelScalar, C: Communicator>(
     };
     solve_in_place(comm, lb, b, None, |bv| {
         factors
-            .solve_to(comm, bv, Some(&perm), lb.clone())
+            .solve_to(comm, bv, op, Some(&perm), lb.clone())
             .or_serve()
     })?;
     Ok(Ok(()))
@@ -336,47 +312,6 @@ fn or_pass_on<V>(r: Result<V, LuError>) -> Result<Result<V, Outcome>, ServeError
         Err(LuError::Dist(DistError::OutOfMemory { .. })) => Ok(Err(Outcome::PassOn(NO_MEMORY))),
         Err(e) => Err(ServeError(e.to_string())),
     }
-}
-
-/// The packed factors of `op(A)·Pᵀ` (no pivoting) from `A`'s `L\U` in `s` (`P·A = L·U`, order
-/// `n`): with `D` the diagonal of `op(U)`, `op(A)·Pᵀ = op(U)·op(L) = (op(U)·D⁻¹)·(D·op(L))`, a
-/// unit lower and an upper triangle that `op(s)`, its columns below the diagonal divided by
-/// `D` and its rows right of it multiplied by `D`, holds packed.
-fn transposed_packed<T: KernelScalar, C: Communicator>(
-    comm: &C,
-    n: usize,
-    s: &BorrowedDistMatrix<'_, T, BlockCyclicSubmatrix>,
-    op: Op,
-) -> Result<Result<OwnedDistMatrix<T, BlockCyclicSubmatrix>, Outcome>, ServeError> {
-    let rank = comm.rank();
-    let mut diagonal = vec![T::zero(); n];
-    for (i, j, pos) in local_elements(s.layout(), rank) {
-        if i == j {
-            diagonal[i] = if op == Op::ConjTrans {
-                s.local()[pos].conj()
-            } else {
-                s.local()[pos]
-            };
-        }
-    }
-    comm.all_reduce_in_place(&mut diagonal, ReduceOp::Sum)
-        .or_serve()?;
-    let packed = OwnedDistMatrix::zeros(comm, s.layout().clone());
-    if comm.any(packed.is_err()).or_serve()? {
-        return Ok(Err(Outcome::PassOn(NO_MEMORY)));
-    }
-    let mut packed = packed.or_serve()?;
-    transform(comm, T::one(), s, op, T::zero(), &mut packed).or_serve()?;
-    let layout = packed.layout().clone();
-    let local = packed.local_mut();
-    for (i, j, pos) in local_elements(&layout, rank) {
-        if i > j {
-            local[pos] /= diagonal[j];
-        } else if i < j {
-            local[pos] *= diagonal[i];
-        }
-    }
-    Ok(Ok(packed))
 }
 
 /// `p?gesv`'s operands: `A` (`N × N`) and `B` (`N × NRHS`).
@@ -443,7 +378,7 @@ pub fn pgesv<T: KernelScalar, C: Communicator>(
         let rank = comm.rank();
         let av =
             BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(rank))?).or_serve()?;
-        if solve_with_packed(comm, &plan, &av, &lb, b, perm)?.is_ok() {
+        if solve_with_packed(comm, &plan, &av, (&lb, b), Op::NoTrans, perm)?.is_ok() {
             return Ok(Outcome::Served);
         }
     }

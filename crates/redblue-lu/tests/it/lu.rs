@@ -2,7 +2,7 @@
 //! partial pivoting, errors, and every rank's words and messages against the exact model.
 
 use redblue_comm::{run_ranks, Communicator};
-use redblue_core::{c32, c64, RealScalar, Scalar};
+use redblue_core::{c32, c64, Op, RealScalar, Scalar};
 use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix, DistMatrix, GridLayout, OwnedDistMatrix};
 use redblue_kernels::{KernelScalar, Par};
 use redblue_lu::{
@@ -483,23 +483,25 @@ fn solve_to_returns_x_in_the_layout_asked_for() {
         let fac = lu(&comm, &a, &params(LuAlgorithm::Conflux, None, 4)).unwrap();
         let wanted = BlockCyclic::new(n, k, 2, 3, 1, p).unwrap();
         let x = fac.solve(&comm, &b).unwrap();
-        let x_to = fac.solve_to(&comm, &b, None, wanted.clone()).unwrap();
+        let x_to = fac
+            .solve_to(&comm, &b, Op::NoTrans, None, wanted.clone())
+            .unwrap();
         assert_eq!(x_to.layout(), &wanted);
         let px = fac.solve(&comm, &pb).unwrap();
         let px_to = fac
-            .solve_to(&comm, &b, Some(&perm), wanted.clone())
+            .solve_to(&comm, &b, Op::NoTrans, Some(&perm), wanted.clone())
             .unwrap();
         let wrong = BlockCyclic::new(n, k + 1, 2, 3, 1, p).unwrap();
         let mut twice = perm.clone();
         twice[1] = twice[0];
         let refused = [
-            fac.solve_to(&comm, &b, None, wrong).is_err(),
+            fac.solve_to(&comm, &b, Op::NoTrans, None, wrong).is_err(),
             matches!(
-                fac.solve_to(&comm, &b, Some(&twice), wanted.clone()),
+                fac.solve_to(&comm, &b, Op::NoTrans, Some(&twice), wanted.clone()),
                 Err(LuError::InvalidParams(_))
             ),
             matches!(
-                fac.solve_to(&comm, &b, Some(&perm[1..]), wanted),
+                fac.solve_to(&comm, &b, Op::NoTrans, Some(&perm[1..]), wanted),
                 Err(LuError::InvalidParams(_))
             ),
         ];
@@ -901,6 +903,65 @@ fn factors_in_the_callers_array_are_read_where_they_are() {
                 (vec![(true, true), (true, false)], true),
                 "{pr}x{pc} rank {r}"
             );
+        }
+    }
+}
+
+/// Transposed and adjoint solves with a ScaLAPACK-style `L\U` of `P·A` and its rows as a list:
+/// `op(A)·X = B` to a residual near rounding, on grids of one and two process rows; the factors
+/// of `lu` itself, whose tiles keep their interchanges, are refused on every rank.
+#[test]
+fn transposed_solves_take_the_callers_factors() {
+    let (n, nb, k) = (70, 8, 3);
+    for (pr, pc) in [(1, 2), (2, 1), (2, 2)] {
+        let p = pr * pc;
+        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 5))
+                .unwrap();
+            let lb = GridLayout::even(n, k, p, 1).unwrap();
+            let b =
+                OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 6)).unwrap();
+            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
+            let mut stored = a.clone();
+            fac.write_factors(&comm, &mut stored).unwrap();
+            let identity: Vec<usize> = (0..n).collect();
+            let again = LuFactors::from_packed(&comm, &plan, &stored, &identity, Par::Seq).unwrap();
+            let xs = [Op::Trans, Op::ConjTrans].map(|op| {
+                let x = again
+                    .solve_to(&comm, &b, op, Some(fac.perm()), lb.clone())
+                    .unwrap();
+                x.gather(&comm, 0).unwrap()
+            });
+            let refused = matches!(
+                fac.solve_to(&comm, &b, Op::Trans, None, lb.clone()),
+                Err(LuError::InvalidParams(_))
+            );
+            (
+                a.gather(&comm, 0).unwrap(),
+                b.gather(&comm, 0).unwrap(),
+                xs,
+                refused,
+            )
+        });
+        assert!(out.iter().all(|o| o.3), "{pr}x{pc}: refused on every rank");
+        let (Some(a), Some(b), [Some(xt), Some(xh)], _) = &out[0] else {
+            unreachable!("rank 0 gathers")
+        };
+        for (op, x) in [(Op::Trans, xt), (Op::ConjTrans, xh)] {
+            let mut resid = 0.0f64;
+            for j in 0..k {
+                for i in 0..n {
+                    // (op(A)·X)[i, j] = Σ_l op(A)[i, l]·X[l, j], op(A)[i, l] = A[l, i] (conj).
+                    let ax = (0..n).fold(c64::zero(), |s, l| {
+                        let e = a[l + i * n];
+                        s + if op == Op::ConjTrans { e.conj() } else { e } * x[l + j * n]
+                    });
+                    resid = resid.max((b[i + j * n] - ax).abs());
+                }
+            }
+            assert!(resid < 1e-10, "{pr}x{pc} {op:?}: residual {resid}");
         }
     }
 }
