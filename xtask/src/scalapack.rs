@@ -582,9 +582,13 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
         model.split(':').nth(1).unwrap_or("?").trim(),
         builds.join(", ")
     );
-    // The targets' three, then the solves and their compositions (no targets). A solve takes
-    // milliseconds: its time is the median of `SOLVE_CALLS` calls in the run.
-    for routine in ["gemm", "getrf", "potrf", "gesv", "posv", "getrs", "potrs"] {
+    // The targets' three, then the solves and their compositions (no targets), the solves also
+    // transposed (`getrs-t`: TRANS = T) and with the upper triangle (`potrs-u`: UPLO = U). A
+    // solve takes milliseconds: its time is the median of `SOLVE_CALLS` calls in the run.
+    let routines = [
+        "gemm", "getrf", "potrf", "gesv", "posv", "getrs", "potrs", "getrs-t", "potrs-u",
+    ];
+    for routine in routines {
         let time_of = |out: &str| -> Result<f64, String> {
             let times: Vec<f64> = out
                 .lines()
@@ -597,7 +601,7 @@ pub fn bench_scalapack(args: &[String], timeout: &str) -> Result<(), String> {
             Ok(median(times))
         };
         let calls = match routine {
-            "getrs" | "potrs" => SOLVE_CALLS,
+            "getrs" | "potrs" | "getrs-t" | "potrs-u" => SOLVE_CALLS,
             _ => "1",
         };
         let args = ["time", routine, &n, &nb, calls, "1", "2"];
