@@ -599,20 +599,13 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             par,
         )?;
     }
+    // Row interchanges to undo: LU's only (transposed LU solves take factors without any).
     if triangles != Triangles::Lu {
-        // No row interchanges to undo (Cholesky, and transposed LU solves take factors
-        // without any).
         return Ok(b);
     }
     let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
-    Ok(permute_rows(
-        comm,
-        g,
-        &perm,
-        |y| rhs_cols(g, nrhs, y),
-        &b,
-        (n, nrhs),
-    )?)
+    let cols_of = |y| rhs_cols(g, nrhs, y);
+    Ok(permute_rows(comm, g, &perm, cols_of, &b, (n, nrhs))?)
 }
 
 /// Whether a sweep reads the factor's row blocks transposed instead of its column panels:
