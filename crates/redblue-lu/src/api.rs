@@ -726,15 +726,15 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
     /// The rows are permuted on the factors' grid (`P·B` before the sweeps; `Pᵀ` applied to
     /// their result for a transposed solve), so that no row-permuted layout, whose transform
     /// is planned row by row, is needed. A transposed solve (`Op::Trans`, `Op::ConjTrans`)
-    /// reads the factors' row blocks transposed in both sweeps; it takes factors without row
-    /// interchanges of their own (those of `from_packed` with no permutation), not those of
-    /// [`lu`](crate::lu), whose interchanges its tiles keep.
+    /// reads the factors' row blocks transposed in both sweeps, where they are for factors
+    /// without row interchanges of their own (those of `from_packed` with no permutation); the
+    /// factors of [`lu`](crate::lu), whose tiles keep their interchanges, are copied first into
+    /// the rows of `P·A` (one transform of `L\U` per call).
     ///
     /// # Collective
     /// # Errors
     /// As [`LuFactors::solve`]; [`LuError::InvalidParams`] if `perm` is not a permutation of
-    /// `0..N`, or for a transposed solve of factors with interchanges of their own; a
-    /// [`LuError::Dist`] if `layout` is not of `b`'s shape.
+    /// `0..N`; a [`LuError::Dist`] if `layout` is not of `b`'s shape.
     pub fn solve_to<C, B, X>(
         &self,
         comm: &C,
@@ -768,15 +768,49 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
                 )));
             }
         }
-        if op != Op::NoTrans && !self.factors.unpivoted() {
-            return Err(LuError::InvalidParams(
-                "a transposed solve takes factors without row interchanges of their own \
-                 (LuFactors::from_packed's)"
-                    .into(),
-            ));
-        }
         self.check_comm(comm, b.layout().nranks().max(layout.nranks()))?;
+        if op != Op::NoTrans && !self.factors.unpivoted() {
+            return self.solve_transposed_on_copy(comm, b, op, perm, layout);
+        }
         Ok(self.factors.solve_to(comm, b, op, perm, layout)?)
+    }
+
+    /// [`LuFactors::solve_to`] transposed for factors whose tiles keep their row interchanges
+    /// (a transposed solve reads rows as columns, so it needs factors without them): on a copy
+    /// of `L\U` in the rows of `P·A`, as ScaLAPACK's `p?getrf` leaves them, on the factors'
+    /// grid, with the interchanges joined to `perm`.
+    ///
+    /// # Collective
+    fn solve_transposed_on_copy<C, B, X>(
+        &self,
+        comm: &C,
+        b: &B,
+        op: Op,
+        perm: Option<&[usize]>,
+        layout: X,
+    ) -> Result<OwnedDistMatrix<T, X>, LuError>
+    where
+        C: Communicator,
+        B: DistMatrix<T> + ?Sized,
+        X: Layout + Clone,
+    {
+        let n = self.order();
+        let grid = TileGrid {
+            c: 1,
+            ..self.grid()
+        };
+        let params = LuParams::default().with_grid(grid).with_block(self.block());
+        let plan = LuPlan::new(n, grid.ranks(), &params)?;
+        let mut copy = OwnedDistMatrix::zeros(comm, plan.native_layout()?)?;
+        self.write_factors(comm, &mut copy)?;
+        let identity: Vec<usize> = (0..n).collect();
+        let unpivoted = LuFactors::from_packed(comm, &plan, &copy, &identity, self.factors.par())?;
+        // Row `i` of the factored matrix's `P·A'` is row `self.perm[i]` of `A' = P·A`.
+        let rows: Vec<usize> = match perm {
+            Some(perm) => self.perm.iter().map(|&r| perm[r]).collect(),
+            None => self.perm.clone(),
+        };
+        unpivoted.solve_to(comm, b, op, Some(&rows), layout)
     }
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides

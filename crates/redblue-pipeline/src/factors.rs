@@ -231,6 +231,11 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
             .all(|(t, piv)| piv.iter().copied().eq(self.geom.panel(t)))
     }
 
+    /// The threads the local work runs on.
+    pub fn par(&self) -> Par {
+        self.par
+    }
+
     /// The geometry.
     pub fn geometry(&self) -> &Geometry {
         &self.geom
