@@ -44,6 +44,7 @@ mod norms;
 mod par;
 pub mod reference;
 mod scalar;
+mod simd;
 mod system;
 mod triangle;
 mod trsm;
