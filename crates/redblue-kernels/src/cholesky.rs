@@ -15,6 +15,7 @@
 //! failing column exactly as LAPACK does.
 
 use crate::gemmt::triangle_product;
+use crate::simd::widest;
 use crate::trsm::{conj_flag, Solver};
 use crate::view::{faer_col as col, faer_col_mut as col_mut};
 use crate::{KernelError, KernelScalar, MatMut, Par};
@@ -169,8 +170,15 @@ fn factor<T: KernelScalar>(
     factor(uplo, a22, par, leaf).map_err(|j| j + n1)
 }
 
-/// The column-by-column factorisation (LAPACK `potf2`, right-looking) of the lower triangle.
-fn factor_unblocked<T: KernelScalar>(mut a: faer::MatMut<'_, T>) -> Result<(), usize> {
+widest! {
+    /// The column-by-column factorisation (LAPACK `potf2`, right-looking) of the lower
+    /// triangle, compiled for the CPU's widest vectors.
+    fn factor_unblocked<T: KernelScalar>(a: faer::MatMut<'_, T>) -> Result<(), usize>
+        = factor_unblocked_body
+}
+
+#[inline(always)]
+fn factor_unblocked_body<T: KernelScalar>(mut a: faer::MatMut<'_, T>) -> Result<(), usize> {
     let n = a.nrows();
     for j in 0..n {
         let cj = col_mut(a.rb_mut(), j);

@@ -488,6 +488,21 @@ mod tests {
     }
 
     #[test]
+    fn the_leaf_for_wide_vectors_computes_the_baselines_numbers() {
+        let a0 = Mat::<f64>::from_fn(301, 12, |i, j| ((i * 37 + j * 101) % 97) as f64 / 7.0 - 6.0);
+        let (mut wide, mut base) = (a0.clone(), a0.clone());
+        let (mut ipiv_wide, mut ipiv_base) = (vec![0; 12], vec![0; 12]);
+        let zero_wide = factor_unblocked(wide.as_mut().into_faer(), &mut ipiv_wide);
+        let zero_base = factor_unblocked_body(base.as_mut().into_faer(), &mut ipiv_base);
+        assert_eq!((zero_wide, &ipiv_wide), (zero_base, &ipiv_base));
+        for j in 0..12 {
+            for i in 0..301 {
+                assert_eq!(wide[(i, j)].to_bits(), base[(i, j)].to_bits(), "({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
     fn leaf_split_is_strictly_inside() {
         for k in LEAF + 1..2000 {
             let half = k / 2;

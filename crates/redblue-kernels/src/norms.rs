@@ -6,6 +6,7 @@
 //! `|re| + |im|`). A NaN anywhere in the matrix makes every norm NaN, as in LAPACK 3.x; the
 //! padding between columns of a view is never read.
 
+use crate::simd::widest;
 use crate::{KernelScalar, MatRef};
 use redblue_core::{RealScalar, Scalar};
 
@@ -66,19 +67,24 @@ pub fn norm_inf<T: Scalar>(a: MatRef<'_, T>) -> T::Real {
     rows.into_iter().fold(T::Real::zero(), max_nan)
 }
 
-/// The largest modulus `|x|` of the elements `xs` (0 when empty) and whether every element is
-/// finite, in one pass of eight independent lanes without early exit, so that it vectorises (a
-/// `NaN` is skipped by the maximum and caught by the finiteness flag): the factorisations'
-/// check of their input.
-///
-/// # Examples
-/// ```
-/// use redblue_kernels::max_abs_finite;
-///
-/// assert_eq!(max_abs_finite(&[1.0, -3.0, 2.0]), (3.0, true));
-/// assert!(!max_abs_finite(&[1.0, f64::NAN]).1);
-/// ```
-pub fn max_abs_finite<T: Scalar>(xs: &[T]) -> (f64, bool) {
+widest! {
+    /// The largest modulus `|x|` of the elements `xs` (0 when empty) and whether every element is
+    /// finite, in one pass of eight independent lanes without early exit, so that it vectorises (a
+    /// `NaN` is skipped by the maximum and caught by the finiteness flag): the factorisations'
+    /// check of their input. Compiled for the CPU's widest vectors.
+    ///
+    /// # Examples
+    /// ```
+    /// use redblue_kernels::max_abs_finite;
+    ///
+    /// assert_eq!(max_abs_finite(&[1.0, -3.0, 2.0]), (3.0, true));
+    /// assert!(!max_abs_finite(&[1.0, f64::NAN]).1);
+    /// ```
+    pub fn max_abs_finite<T: Scalar>(xs: &[T]) -> (f64, bool) = max_abs_finite_body
+}
+
+#[inline(always)]
+fn max_abs_finite_body<T: Scalar>(xs: &[T]) -> (f64, bool) {
     if !T::IS_COMPLEX {
         return max_finite(xs, |x| x.abs().to_f64());
     }
@@ -98,6 +104,7 @@ pub fn max_abs_finite<T: Scalar>(xs: &[T]) -> (f64, bool) {
 
 /// The largest `size(x)` of the elements `xs` (0 when empty) and whether every element is
 /// finite, in eight independent lanes.
+#[inline(always)]
 fn max_finite<T: Scalar>(xs: &[T], size: impl Fn(T) -> f64) -> (f64, bool) {
     const LANES: usize = 8;
     let (mut max, mut finite) = ([0.0f64; LANES], [true; LANES]);

@@ -43,20 +43,20 @@ pub(crate) fn isa() -> Isa {
     Isa::Base
 }
 
-/// `fn $name<T: KernelScalar>(args) -> R`, calling the `#[inline(always)]` generic `$body`
+/// `fn $name<T: Bound>(args) -> R`, calling the `#[inline(always)]` generic `$body`
 /// instantiated for the widest [`Isa`] of the running CPU.
 macro_rules! widest {
-    ($(#[$meta:meta])* $vis:vis fn $name:ident<T: KernelScalar>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:ident) => {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident<T: $bound:path>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $body:ident) => {
         $(#[$meta])*
-        $vis fn $name<T: $crate::KernelScalar>($($arg: $ty),*) -> $ret {
+        $vis fn $name<T: $bound>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
-                fn v4<T: $crate::KernelScalar>($($arg: $ty),*) -> $ret {
+                fn v4<T: $bound>($($arg: $ty),*) -> $ret {
                     $body($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
-                fn v3<T: $crate::KernelScalar>($($arg: $ty),*) -> $ret {
+                fn v3<T: $bound>($($arg: $ty),*) -> $ret {
                     $body($($arg),*)
                 }
                 match $crate::simd::isa() {
