@@ -756,18 +756,7 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
                 found: rows,
             });
         }
-        if let Some(perm) = perm {
-            let mut seen = vec![false; rows];
-            let valid = perm.len() == rows
-                && perm
-                    .iter()
-                    .all(|&r| r < rows && !std::mem::replace(&mut seen[r], true));
-            if !valid {
-                return Err(LuError::InvalidParams(format!(
-                    "the rows to solve for are not a permutation of 0..{rows}"
-                )));
-            }
-        }
+        check_permutation(perm, rows)?;
         self.check_comm(comm, b.layout().nranks().max(layout.nranks()))?;
         if op != Op::NoTrans && !self.factors.unpivoted() {
             return self.solve_transposed_on_copy(comm, b, op, perm, layout);
@@ -811,6 +800,33 @@ impl<'a, T: KernelScalar, L: Layout> LuFactors<'a, T, L> {
             None => self.perm.clone(),
         };
         unpivoted.solve_to(comm, b, op, Some(&rows), layout)
+    }
+
+    /// Every rank's predicted counters for [`LuFactors::solve_to`] with `op` and `perm`, the
+    /// right-hand sides given in and the solution asked for in [`LuFactors::rhs_layout`] (no
+    /// transform traffic), on `p` ranks, for elements of `bytes` bytes: `perm`'s row moves,
+    /// the sweeps reading `op`'s triangles, and the gathering of the factors if no call has
+    /// done it yet.
+    ///
+    /// # Errors
+    /// [`LuError::InvalidParams`] if `perm` is not a permutation of `0..N`, or for a
+    /// transposed solve with the factors of [`lu`](crate::lu) (solved on a copy of `L\U`
+    /// made by a transform, whose words have no model here).
+    pub fn solve_to_costs(
+        &self,
+        p: usize,
+        (nrhs, op, perm): (usize, Op, Option<&[usize]>),
+        bytes: usize,
+    ) -> Result<Vec<CommStats>, LuError> {
+        check_permutation(perm, self.order())?;
+        if op != Op::NoTrans && !self.factors.unpivoted() {
+            return Err(LuError::InvalidParams(
+                "a transposed solve with lu()'s factors is made on a copy whose transform has no \
+                 cost model; factors from from_packed have one"
+                    .into(),
+            ));
+        }
+        Ok(self.factors.solve_to_costs(p, (nrhs, op, perm), bytes)?)
     }
 
     /// Every rank's predicted counters for [`LuFactors::solve`] of `nrhs` right-hand sides
@@ -921,4 +937,23 @@ fn interchanged(m: usize, pivots: impl Iterator<Item = usize>) -> (Vec<usize>, V
         where_is[other] = j;
     }
     (at, ipiv)
+}
+
+/// `Ok` unless `perm` is given and is not a permutation of `0..rows`.
+fn check_permutation(perm: Option<&[usize]>, rows: usize) -> Result<(), LuError> {
+    let Some(perm) = perm else {
+        return Ok(());
+    };
+    let mut seen = vec![false; rows];
+    let valid = perm.len() == rows
+        && perm
+            .iter()
+            .all(|&r| r < rows && !std::mem::replace(&mut seen[r], true));
+    if valid {
+        Ok(())
+    } else {
+        Err(LuError::InvalidParams(format!(
+            "the rows to solve for are not a permutation of 0..{rows}"
+        )))
+    }
 }

@@ -7,7 +7,8 @@ use crate::geometry::{scatter_runs, Geometry, Tiles};
 use crate::run::Run;
 use crate::solve::SolveError;
 use crate::solve::{
-    block_in_tiles, permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native, Triangles,
+    block_in_tiles, permute_moves, permute_rows, rhs_cols, rhs_layout, solve_costs, solve_native,
+    Triangles,
 };
 use crate::storage::Storage;
 use redblue_comm::{CommError, CommStats, Communicator};
@@ -372,18 +373,7 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         L: Layout + Clone,
     {
         let g = &self.geom;
-        let triangles = match (self.triangles, op) {
-            (triangles, Op::NoTrans) => triangles,
-            (Triangles::Lu, op) if self.unpivoted() => match op {
-                Op::Trans => Triangles::LuTransposed,
-                _ => Triangles::LuAdjoint,
-            },
-            _ => {
-                return Err(FactorsError::Dist(DistError::InvalidLayout(
-                    "a transposed solve takes LU factors without row interchanges".into(),
-                )))
-            }
-        };
+        let triangles = self.triangles_for(op)?;
         let nrhs = b.shape().1;
         let native_layout = rhs_layout(g, nrhs)?;
         let mut native = OwnedDistMatrix::zeros(comm, native_layout.clone())?;
@@ -402,11 +392,7 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         })?;
         if let (Some(perm), false) = (perm, op == Op::NoTrans) {
             // `X = Pᵀ·Y`: row `perm[i]` of `X` is row `i` of `Y`.
-            let mut inverse = vec![0; perm.len()];
-            for (i, &r) in perm.iter().enumerate() {
-                inverse[r] = i;
-            }
-            x = permute_rows(comm, g, &inverse, cols_of, &x, (g.n, nrhs))?;
+            x = permute_rows(comm, g, &inverse(perm), cols_of, &x, (g.n, nrhs))?;
         }
         let x = OwnedDistMatrix::from_local(comm, native_layout, x.data.into_vec())?;
         let mut out = OwnedDistMatrix::zeros(comm, layout)?;
@@ -422,6 +408,54 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         let solve = solve_costs(&self.geom, self.triangles, p, &self.pivots, nrhs, bytes);
         let gather = self.gather_costs(p, bytes);
         solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
+    }
+
+    /// Every rank's predicted counters for [`TileFactors::solve_to`] with `op` and `perm`, the
+    /// right-hand sides given in and the solution asked for in [`TileFactors::rhs_layout`] (no
+    /// transform traffic), on `p` ranks, for elements of `bytes` bytes: `perm`'s row moves
+    /// (before the sweeps for `NoTrans`, after them otherwise), the sweeps with `op`'s
+    /// triangles, and the gathering of the factors if no call has done it yet.
+    ///
+    /// # Errors
+    /// As [`TileFactors::solve_to`]: a transposed solve with factors that keep row interchanges
+    /// of their own.
+    pub fn solve_to_costs(
+        &self,
+        p: usize,
+        (nrhs, op, perm): (usize, Op, Option<&[usize]>),
+        bytes: usize,
+    ) -> Result<Vec<CommStats>, FactorsError> {
+        let g = &self.geom;
+        let triangles = self.triangles_for(op)?;
+        let mut stats = solve_costs(g, triangles, p, &self.pivots, nrhs, bytes);
+        if let Some(perm) = perm {
+            let rows = if op == Op::NoTrans {
+                perm.to_vec()
+            } else {
+                inverse(perm)
+            };
+            let moves = permute_moves(g, &rows, |y| rhs_cols(g, nrhs, y));
+            for (r, tr) in Move::transfers(&moves, p).iter().enumerate() {
+                stats[r] = stats[r] + tr.stats(r, bytes);
+            }
+        }
+        let gather = self.gather_costs(p, bytes);
+        Ok(stats.into_iter().zip(gather).map(|(s, g)| s + g).collect())
+    }
+
+    /// The triangles a solve with `op` reads: the factors' own for `NoTrans`; for LU factors
+    /// without interchanges of their own, `U`'s then `L`'s row blocks transposed.
+    fn triangles_for(&self, op: Op) -> Result<Triangles, FactorsError> {
+        match (self.triangles, op) {
+            (triangles, Op::NoTrans) => Ok(triangles),
+            (Triangles::Lu, op) if self.unpivoted() => Ok(match op {
+                Op::Trans => Triangles::LuTransposed,
+                _ => Triangles::LuAdjoint,
+            }),
+            _ => Err(FactorsError::Dist(DistError::InvalidLayout(
+                "a transposed solve takes LU factors without row interchanges".into(),
+            ))),
+        }
     }
 
     /// Writes `op` of the whole factors into `dst` (any layout), their rows permuted by `perm`
@@ -697,4 +731,13 @@ fn rhs_tiles<T: Scalar>(
         _ => (Vec::new(), Vec::new()),
     };
     Tiles::from_parts(rows, cols, (g.n, nrhs), local)
+}
+
+/// The inverse of the permutation `perm`: `inverse(perm)[perm[i]] = i`.
+fn inverse(perm: &[usize]) -> Vec<usize> {
+    let mut out = vec![0; perm.len()];
+    for (i, &r) in perm.iter().enumerate() {
+        out[r] = i;
+    }
+    out
 }

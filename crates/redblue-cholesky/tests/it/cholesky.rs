@@ -861,3 +861,44 @@ fn a_factor_in_the_callers_array_is_read_where_it_is() {
         }
     }
 }
+
+/// A factor given in the caller's array as either triangle (`U` solved with as it is, read
+/// transposed) moves what `solve_costs` says, word for word and message for message.
+#[test]
+fn a_callers_factor_of_either_triangle_moves_what_its_model_says() {
+    let (n, nb, k) = (90, 8, 3);
+    for (pr, pc) in [(1, 2), (3, 1), (2, 2)] {
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let p = pr * pc;
+            let layout =
+                BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+            let params = CholeskyParams::default();
+            let plan = CholeskyPlan::for_layout(n, p, &params, &layout, uplo).unwrap();
+            let on_grid = CholeskyPlan::for_layout(n, p, &params, &layout, Uplo::Lower).unwrap();
+            let f = hpd::<c64>(n, uplo, 6);
+            let out = run_ranks(p, |comm| {
+                let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), &f).unwrap();
+                let fac = cholesky_with(&comm, &plan, &a, uplo, Par::Seq).unwrap();
+                let mut stored = a.clone();
+                fac.write_factor(&comm, &mut stored).unwrap();
+                let again =
+                    CholeskyFactor::from_factor(&comm, &on_grid, &stored, uplo, Par::Seq).unwrap();
+                let b = OwnedDistMatrix::<c64, _>::random(&comm, again.rhs_layout(k).unwrap(), 2)
+                    .unwrap();
+                let model = again.solve_costs(p, k, 16);
+                comm.barrier().unwrap();
+                comm.reset_stats();
+                again.solve(&comm, &b).unwrap();
+                (comm.stats(), model)
+            });
+            for (r, (s, model)) in out.iter().enumerate() {
+                assert_eq!(
+                    counters(s),
+                    counters(&model[r]),
+                    "{pr}x{pc} {uplo:?} rank {r}"
+                );
+            }
+            assert!(out.iter().any(|(s, _)| s.words_sent > 0));
+        }
+    }
+}

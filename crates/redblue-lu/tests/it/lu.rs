@@ -960,3 +960,58 @@ fn transposed_solves_take_the_callers_factors() {
         }
     }
 }
+
+/// Solves with the caller's factors (`from_packed`, no interchanges of their own) move what
+/// `solve_to_costs` says, word for word and message for message, for every `op`, with and
+/// without the rows of `P·A` as a list; `lu`'s own factors, solved transposed on a copy, have
+/// no model and say so.
+#[test]
+fn solves_with_the_callers_factors_move_what_their_model_says() {
+    let (n, nb, k) = (70, 8, 3);
+    for (pr, pc) in [(1, 2), (2, 1), (2, 2), (1, 3)] {
+        let p = pr * pc;
+        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let out = run_ranks(p, |comm| {
+            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 7))
+                .unwrap();
+            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
+            let mut stored = a.clone();
+            fac.write_factors(&comm, &mut stored).unwrap();
+            let identity: Vec<usize> = (0..n).collect();
+            let again = LuFactors::from_packed(&comm, &plan, &stored, &identity, Par::Seq).unwrap();
+            let lb = again.rhs_layout(k).unwrap();
+            let b =
+                OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 8)).unwrap();
+            let mut runs = Vec::new();
+            for op in [Op::NoTrans, Op::Trans, Op::ConjTrans] {
+                for perm in [None, Some(fac.perm())] {
+                    let model = again.solve_to_costs(p, (k, op, perm), 16).unwrap();
+                    comm.barrier().unwrap();
+                    comm.reset_stats();
+                    again.solve_to(&comm, &b, op, perm, lb.clone()).unwrap();
+                    runs.push((op, perm.is_some(), comm.stats(), model));
+                }
+            }
+            let refused = fac.solve_to_costs(p, (k, Op::Trans, None), 16).is_err();
+            (runs, refused)
+        });
+        for (r, (runs, refused)) in out.iter().enumerate() {
+            assert!(
+                refused,
+                "{pr}x{pc} rank {r}: lu()'s factors transposed have no model"
+            );
+            for (op, permuted, s, model) in runs {
+                assert_eq!(
+                    counters(s),
+                    counters(&model[r]),
+                    "{pr}x{pc} rank {r}, {op:?}, rows permuted: {permuted}"
+                );
+            }
+        }
+        let moved = |(_, permuted, s, _): &(Op, bool, redblue_comm::CommStats, _)| {
+            *permuted && s.words_sent > 0
+        };
+        assert!(out.iter().any(|(runs, _)| runs.iter().any(moved)));
+    }
+}
