@@ -856,6 +856,33 @@ fn a_plan_is_made_before_and_checked_against_the_matrix_and_the_communicator() {
     }
 }
 
+/// An `n × n` block-cyclic layout of `nb × nb` blocks on `pr × pc` processes, as a ScaLAPACK
+/// caller's array, and the LU plan made for it.
+fn callers_layout(n: usize, nb: usize, (pr, pc): (usize, usize)) -> (BlockCyclicSubmatrix, LuPlan) {
+    let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
+    let plan = LuPlan::for_layout(n, n, pr * pc, &LuParams::default(), &layout).unwrap();
+    (layout, plan)
+}
+
+/// `A` (entries of `seed`) in `layout`, `lu_with`'s factors, and their `L\U` written into a
+/// copy of `A` as ScaLAPACK's `p?getrf` leaves it (rows of `P·A`).
+fn factored_into_callers_array<C: Communicator>(
+    comm: &C,
+    (layout, plan): &(BlockCyclicSubmatrix, LuPlan),
+    seed: usize,
+) -> (
+    OwnedDistMatrix<c64, BlockCyclicSubmatrix>,
+    LuFactors<'static, c64, BlockCyclicSubmatrix>,
+    OwnedDistMatrix<c64, BlockCyclicSubmatrix>,
+) {
+    let a =
+        OwnedDistMatrix::from_fn(comm, layout.clone(), |i, j| entry::<c64>(i, j, seed)).unwrap();
+    let fac = lu_with(comm, plan, &a, Par::Seq).unwrap();
+    let mut stored = a.clone();
+    fac.write_factors(comm, &mut stored).unwrap();
+    (a, fac, stored)
+}
+
 /// Factors left in the caller's array (`L\U` in the rows of `P·A`, as ScaLAPACK's `p?getrf`
 /// leaves them) are read where they are when the array is the tiles' own (a plan made for its
 /// layout, no rows permuted: `P·B` is solved): no copy, the array untouched, and the solve
@@ -865,25 +892,21 @@ fn factors_in_the_callers_array_are_read_where_they_are() {
     let (n, nb, k) = (130, 16, 3);
     for (pr, pc) in [(1, 2), (2, 1), (1, 1)] {
         let p = pr * pc;
-        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
-        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let callers = callers_layout(n, nb, (pr, pc));
+        let plan = &callers.1;
         let out = run_ranks(p, |comm| {
-            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 3))
-                .unwrap();
             let b =
                 OwnedDistMatrix::from_fn(&comm, GridLayout::even(n, k, p, 1).unwrap(), |i, j| {
                     entry::<c64>(i, j, 4)
                 })
                 .unwrap();
-            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
-            let mut stored = a.clone();
-            fac.write_factors(&comm, &mut stored).unwrap();
+            let (_, fac, stored) = factored_into_callers_array(&comm, &callers, 3);
             let before = stored.local().to_vec();
             let x = fac.solve(&comm, &b).unwrap();
             let identity: Vec<usize> = (0..n).collect();
             let mut result = Vec::new();
             for perm in [&identity[..], fac.perm()] {
-                let again = LuFactors::from_packed(&comm, &plan, &stored, perm, Par::Seq).unwrap();
+                let again = LuFactors::from_packed(&comm, plan, &stored, perm, Par::Seq).unwrap();
                 let rhs = if perm == &identity[..] {
                     b.permute_rows(&comm, fac.perm()).unwrap()
                 } else {
@@ -915,19 +938,15 @@ fn transposed_solves_take_the_callers_factors() {
     let (n, nb, k) = (70, 8, 3);
     for (pr, pc) in [(1, 2), (2, 1), (2, 2)] {
         let p = pr * pc;
-        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
-        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let callers = callers_layout(n, nb, (pr, pc));
         let out = run_ranks(p, |comm| {
-            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 5))
-                .unwrap();
             let lb = GridLayout::even(n, k, p, 1).unwrap();
             let b =
                 OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 6)).unwrap();
-            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
-            let mut stored = a.clone();
-            fac.write_factors(&comm, &mut stored).unwrap();
+            let (a, fac, stored) = factored_into_callers_array(&comm, &callers, 5);
             let identity: Vec<usize> = (0..n).collect();
-            let again = LuFactors::from_packed(&comm, &plan, &stored, &identity, Par::Seq).unwrap();
+            let again =
+                LuFactors::from_packed(&comm, &callers.1, &stored, &identity, Par::Seq).unwrap();
             let xs = [Op::Trans, Op::ConjTrans].map(|op| {
                 let x = again
                     .solve_to(&comm, &b, op, Some(fac.perm()), lb.clone())
@@ -970,16 +989,12 @@ fn solves_with_the_callers_factors_move_what_their_model_says() {
     let (n, nb, k) = (70, 8, 3);
     for (pr, pc) in [(1, 2), (2, 1), (2, 2), (1, 3)] {
         let p = pr * pc;
-        let layout = BlockCyclicSubmatrix::from(BlockCyclic::new(n, n, nb, nb, pr, pc).unwrap());
-        let plan = LuPlan::for_layout(n, n, p, &LuParams::default(), &layout).unwrap();
+        let callers = callers_layout(n, nb, (pr, pc));
         let out = run_ranks(p, |comm| {
-            let a = OwnedDistMatrix::from_fn(&comm, layout.clone(), |i, j| entry::<c64>(i, j, 7))
-                .unwrap();
-            let fac = lu_with(&comm, &plan, &a, Par::Seq).unwrap();
-            let mut stored = a.clone();
-            fac.write_factors(&comm, &mut stored).unwrap();
+            let (_, fac, stored) = factored_into_callers_array(&comm, &callers, 7);
             let identity: Vec<usize> = (0..n).collect();
-            let again = LuFactors::from_packed(&comm, &plan, &stored, &identity, Par::Seq).unwrap();
+            let again =
+                LuFactors::from_packed(&comm, &callers.1, &stored, &identity, Par::Seq).unwrap();
             let lb = again.rhs_layout(k).unwrap();
             let b =
                 OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 8)).unwrap();
