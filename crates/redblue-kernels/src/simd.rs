@@ -73,18 +73,3 @@ macro_rules! widest {
 }
 
 pub(crate) use widest;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_detected_isa_is_one_the_cpu_has() {
-        #[cfg(target_arch = "x86_64")]
-        match isa() {
-            Isa::V4 => assert!(std::arch::is_x86_feature_detected!("avx512f")),
-            Isa::V3 => assert!(std::arch::is_x86_feature_detected!("avx2")),
-            Isa::Base => {}
-        }
-    }
-}
