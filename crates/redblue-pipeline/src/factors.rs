@@ -405,9 +405,8 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
     /// of `bytes` bytes: the solve, and the gathering of the factors if no call has done it
     /// yet.
     pub fn solve_costs(&self, p: usize, nrhs: usize, bytes: usize) -> Vec<CommStats> {
-        let solve = solve_costs(&self.geom, self.triangles, p, &self.pivots, nrhs, bytes);
-        let gather = self.gather_costs(p, bytes);
-        solve.into_iter().zip(gather).map(|(s, g)| s + g).collect()
+        self.solve_to_costs(p, (nrhs, Op::NoTrans, None), bytes)
+            .expect("a solve without transposition takes any factors")
     }
 
     /// Every rank's predicted counters for [`TileFactors::solve_to`] with `op` and `perm`, the
