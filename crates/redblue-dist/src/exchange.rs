@@ -160,13 +160,24 @@ pub fn exchange_cols_into<T: Scalar, C: Communicator>(
     mut write: impl FnMut(usize, &[usize], &[T]),
 ) -> Result<(), CommError> {
     let me = comm.rank();
+    let mut column = Vec::new();
+    if moves.iter().all(|m| (m.from == me) == (m.to == me)) {
+        // Nothing to send or receive here: this rank's own moves, in their order.
+        for m in moves.iter().filter(|m| m.from == me) {
+            column.resize(m.rows.len(), T::zero());
+            for &j in &m.cols {
+                read(j, &m.rows, &mut column);
+                write(j, &m.rows, &column);
+            }
+        }
+        return Ok(());
+    }
     let (to_me, others): (Vec<Move>, Vec<Move>) = moves
         .iter()
         .cloned()
         .partition(|m| m.from == me && m.to == me);
     // The others' moves keep their order: what arrives is unpacked as `exchange_cols` would.
     let received = exchange_cols(comm, &others, &read)?;
-    let mut column = Vec::new();
     let write_mine = |write: &mut WriteCols<'_, T>| {
         for m in &to_me {
             column.resize(m.rows.len(), T::zero());
