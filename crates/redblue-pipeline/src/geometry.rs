@@ -518,6 +518,44 @@ impl<'a, T: Copy> Tiles<'a, T> {
         gather_runs(column, rows, |r| self.row_pos[r], out);
     }
 
+    /// Subtracts `vals` from the elements of global rows `rows` (held here) of global column
+    /// `j` (held here), a run of neighbouring local rows at a time.
+    pub fn sub_rows(&mut self, j: usize, rows: &[usize], vals: &[T])
+    where
+        T: std::ops::SubAssign,
+    {
+        let ld = self.ld();
+        let column = &mut self.data[self.col_pos[j] * ld..][..ld];
+        each_run(rows, &|r| self.row_pos[r], |k, start, len| {
+            for (d, &v) in column[start..start + len].iter_mut().zip(&vals[k..k + len]) {
+                *d -= v;
+            }
+        });
+    }
+
+    /// Writes `vals` into the elements of global column `j` (held here) in those of global
+    /// rows `rows` held here (the others are skipped), a run of neighbouring local rows at a
+    /// time.
+    pub fn set_held_rows(&mut self, j: usize, rows: &[usize], vals: &[T]) {
+        let ld = self.ld();
+        let column = &mut self.data[self.col_pos[j] * ld..][..ld];
+        let row_pos = &self.row_pos;
+        let mut k = 0;
+        while k < rows.len() {
+            let start = row_pos[rows[k]];
+            if start == usize::MAX {
+                k += 1;
+                continue;
+            }
+            let mut len = 1;
+            while k + len < rows.len() && row_pos[rows[k + len]] == start + len {
+                len += 1;
+            }
+            column[start..start + len].copy_from_slice(&vals[k..k + len]);
+            k += len;
+        }
+    }
+
     /// Local position of global column `j`.
     pub fn col_pos(&self, j: usize) -> usize {
         self.col_pos[j]

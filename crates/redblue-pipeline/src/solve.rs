@@ -26,7 +26,10 @@
 //! holders on the solving grid row, [`x_to_row_block_moves`]), which multiply their part of it
 //! by them and keep the products as partial sums (`Partials`); step 0 of the step that solves a
 //! row brings its partial sums to the ranks holding it in `B`, which subtract them. A maker makes
-//! the next step's rows first, the rest once that step's sums are sent.
+//! the next step's rows first, the rest once that step's sums are sent; its sums leave without
+//! waiting for their receiver. Likewise a rank updating its rows with a panel updates the next
+//! step's rows first and the rest once the next step has sent its solved rows on, so that the
+//! ranks waiting for those are not waiting for this update too.
 //!
 //! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
 //! do without pivoting).
@@ -38,11 +41,13 @@
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, Tiles};
-use redblue_comm::{CommError, CommStats, Communicator};
+use redblue_comm::{wait_all, CommError, CommStats, Communicator};
+use redblue_core::pool::{recycle, try_take_buffer};
 use redblue_core::{Diag, Op, Side, Uplo};
 use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
+use std::borrow::Cow;
 
 /// What the tiles of a factorisation hold, and how a solve uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,23 +102,59 @@ enum Sweep {
     Backward,
 }
 
-/// The steps of both sweeps in order of execution: `(sweep, t, others)`.
-fn schedule(pivots: &[Vec<usize>], n: usize) -> Vec<(Sweep, usize, Vec<usize>)> {
-    let mut out = Vec::with_capacity(2 * pivots.len());
-    let mut pivoted = vec![false; n];
-    for (t, piv) in pivots.iter().enumerate() {
-        for &r in piv {
-            pivoted[r] = true;
+/// The steps of both sweeps in order of execution, `(sweep, t)`, and the rows each updates
+/// (`others`): going forward, the rows not pivoted yet (ascending); going back, the rows of the
+/// earlier steps' pivots (in their order). Made step by step ([`Schedule::others`]), without a
+/// list per step.
+struct Schedule<'p> {
+    pivots: &'p [Vec<usize>],
+    order: Vec<(Sweep, usize)>,
+    /// The rows not pivoted by the forward steps so far, ascending.
+    later: Vec<usize>,
+    pivoted: Vec<bool>,
+    /// Every step's pivots in order, and where each step's begin.
+    flat: Vec<usize>,
+    starts: Vec<usize>,
+}
+
+impl<'p> Schedule<'p> {
+    fn new(pivots: &'p [Vec<usize>], n: usize) -> Self {
+        let steps = pivots.len();
+        let order = (0..steps)
+            .map(|t| (Sweep::Forward, t))
+            .chain((0..steps).rev().map(|t| (Sweep::Backward, t)))
+            .collect();
+        let mut starts = Vec::with_capacity(steps);
+        let mut flat = Vec::new();
+        for piv in pivots {
+            starts.push(flat.len());
+            flat.extend_from_slice(piv);
         }
-        let later = (0..n).filter(|&r| !pivoted[r]).collect();
-        out.push((Sweep::Forward, t, later));
+        Schedule {
+            pivots,
+            order,
+            later: (0..n).collect(),
+            pivoted: vec![false; n],
+            flat,
+            starts,
+        }
     }
-    let mut earlier: Vec<usize> = pivots.iter().flatten().copied().collect();
-    for (t, piv) in pivots.iter().enumerate().rev() {
-        earlier.truncate(earlier.len() - piv.len());
-        out.push((Sweep::Backward, t, earlier.clone()));
+
+    /// Step `k`'s rows to update; called for `k = 0, 1, 2, …` in turn (the forward steps
+    /// strike their pivots off the rows not pivoted yet).
+    fn others(&mut self, k: usize) -> &[usize] {
+        match self.order[k] {
+            (Sweep::Forward, t) => {
+                for &r in &self.pivots[t] {
+                    self.pivoted[r] = true;
+                }
+                let pivoted = &self.pivoted;
+                self.later.retain(|&r| !pivoted[r]);
+                &self.later
+            }
+            (Sweep::Backward, t) => &self.flat[..self.starts[t]],
+        }
     }
-    out
 }
 
 /// Step 1: rows `piv` of `B` to grid row `t mod Px` of each grid column.
@@ -311,6 +352,9 @@ pub fn x_to_row_block_moves(
     out
 }
 
+/// The tag of the partial sums' messages ([`Partials::deliver`]).
+const TAG_PARTIALS: u32 = 0x00C0_50A0;
+
 /// Which ranks hold products not yet delivered, row by row, during one sweep: a step that moves
 /// products leaves them with their makers ([`SweepStep::product_makers`]), and the step that
 /// solves a row first brings them to the row's owners ([`Partials::moves`]).
@@ -346,28 +390,104 @@ impl Partials {
 
     /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`) brought to the ranks
     /// holding those rows of `b` ([`Partials::moves`]) and subtracted there, a column of a
-    /// move at a time.
+    /// move at a time, in the order of their senders' ranks (as [`exchange_cols_into`] would).
+    ///
+    /// What this rank sends goes without waiting for its receiver, from a buffer carved off
+    /// `outbox` (its request kept in `sending`, waited for when the solve ends), so that a
+    /// maker goes on with its products while the rank it sends to is still busy with its own;
+    /// with no room left in `outbox` it waits at once. One message per pair of ranks, as
+    /// [`exchange_cols_into`] sends.
     ///
     /// # Collective
-    fn deliver<T: KernelScalar, C: Communicator>(
+    fn deliver<'a, T: KernelScalar, C: Communicator>(
         &mut self,
-        comm: &C,
+        comm: &'a C,
         (g, nrhs): (&Geometry, usize),
         piv: &[usize],
         partial: &[T],
         b: &mut Tiles<'_, T>,
+        (outbox, sending): (&mut &'a mut [T], &mut Vec<C::Request<'a>>),
     ) -> Result<(), CommError> {
-        let n = g.n;
-        exchange_cols_into(
-            comm,
-            &self.moves(g, nrhs, piv),
-            |j, rows, out| gather_runs(&partial[j * n..][..n], rows, |r| r, out),
-            |j, rows, vals| {
-                for (&i, &v) in rows.iter().zip(vals) {
-                    *b.at(i, j) -= v;
+        let (n, me, p) = (g.n, comm.rank(), comm.size());
+        let moves = self.moves(g, nrhs, piv);
+        let read = |m: &Move, out: &mut [T]| {
+            for (k, &j) in m.cols.iter().enumerate() {
+                let len = m.rows.len();
+                gather_runs(
+                    &partial[j * n..][..n],
+                    &m.rows,
+                    |r| r,
+                    &mut out[k * len..][..len],
+                );
+            }
+        };
+        for to in (0..p).filter(|&r| r != me) {
+            let len: usize = moves
+                .iter()
+                .filter(|m| m.from == me && m.to == to)
+                .map(Move::words)
+                .sum();
+            if len == 0 {
+                continue;
+            }
+            let pack = |buf: &mut [T]| {
+                let mut at = 0;
+                for m in moves.iter().filter(|m| m.from == me && m.to == to) {
+                    read(m, &mut buf[at..at + m.words()]);
+                    at += m.words();
                 }
-            },
-        )
+            };
+            if outbox.len() >= len {
+                let (buf, rest) = std::mem::take(outbox).split_at_mut(len);
+                *outbox = rest;
+                pack(buf);
+                let buf: &'a [T] = buf;
+                sending.push(comm.isend(buf, to, TAG_PARTIALS)?);
+            } else {
+                let mut buf = vec![T::zero(); len];
+                pack(&mut buf);
+                wait_all([comm.isend(&buf, to, TAG_PARTIALS)?])?;
+            }
+        }
+        // What comes in, by sender; this rank's own moves read where they are.
+        let mut incoming: Vec<Vec<T>> = (0..p)
+            .map(|from| {
+                let len = moves
+                    .iter()
+                    .filter(|m| m.from == from && m.to == me && from != me)
+                    .map(Move::words)
+                    .sum();
+                vec![T::zero(); len]
+            })
+            .collect();
+        let requests = incoming
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, buf)| !buf.is_empty())
+            .map(|(from, buf)| comm.irecv(buf.as_mut_slice(), from, TAG_PARTIALS))
+            .collect::<Result<Vec<_>, _>>()?;
+        wait_all(requests)?;
+        let mut subtract = |m: &Move, vals: &[T]| {
+            for (k, &j) in m.cols.iter().enumerate() {
+                let len = m.rows.len();
+                b.sub_rows(j, &m.rows, &vals[k * len..][..len]);
+            }
+        };
+        let mut own = Vec::new();
+        for (from, buf) in incoming.iter().enumerate() {
+            let mut at = 0;
+            for m in moves.iter().filter(|m| m.from == from && m.to == me) {
+                if from == me {
+                    own.resize(m.words(), T::zero());
+                    read(m, &mut own);
+                    subtract(m, &own);
+                } else {
+                    subtract(m, &buf[at..at + m.words()]);
+                    at += m.words();
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The partial sums of rows `piv` to the ranks holding those rows of `B` (every
@@ -530,11 +650,21 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
     let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
+    // The partial sums this rank sends, in flight until the solve ends: each row's sums leave
+    // a rank once per sweep, to one holder per right-hand side. Without the memory for them,
+    // each send is waited for at once.
+    let mut outbox_store = try_take_buffer(2 * n * nrhs, T::zero()).unwrap_or_default();
+    let mut outbox: &mut [T] = &mut outbox_store;
+    let mut sending = Vec::new();
     // The previous step's products not made yet (all but the rows this step solves).
     let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
-    let steps = schedule(pivots, n);
-    for (k, (sweep, t, others)) in steps.iter().enumerate() {
-        let (sweep, t) = (*sweep, *t);
+    // The previous step's update of this rank's rows beyond this step's, made once this step
+    // has sent its solved rows on.
+    let mut pending: Option<LaterUpdate<'_, T>> = None;
+    let mut schedule = Schedule::new(pivots, n);
+    let steps = schedule.order.clone();
+    for (k, &(sweep, t)) in steps.iter().enumerate() {
+        let others = schedule.others(k);
         let piv = &pivots[t];
         let w = piv.len();
         mark_positions(&mut piv_pos, piv);
@@ -544,16 +674,22 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         }
         // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
         // step's other products, while they travel.
-        partials.deliver(comm, (g, nrhs), piv, &partial, &mut b)?;
+        partials.deliver(
+            comm,
+            (g, nrhs),
+            piv,
+            &partial,
+            &mut b,
+            (&mut outbox, &mut sending),
+        )?;
         if let Some((step, d)) = deferred.take() {
             step.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
         }
         // The rows the next step of this sweep solves.
         let next: &[usize] = match steps.get(k + 1) {
-            Some(&(s, u, _)) if s == sweep => &pivots[u],
+            Some(&(s, u)) if s == sweep => &pivots[u],
             _ => &[],
         };
-        let others = others.as_slice();
         let step = SweepStep {
             g,
             triangles,
@@ -572,11 +708,6 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
-        let mine = match at {
-            Some((x, _, _)) if ny > 0 => g.rows_of(others, x),
-            _ => Vec::new(),
-        };
-        mark_positions(&mut row_pos, &mine);
         if step.moves_products(piv, others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
@@ -587,25 +718,48 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
                 partials.record(r, &rows);
             }
             deferred = later.map(|d| (step, d));
+            if let Some(u) = pending.take() {
+                u.apply(&mut b, par)?;
+            }
             continue;
         }
-        step.update_with_panel(
+        let mine: Cow<'_, [usize]> = match at {
+            Some(_) if ny == 0 => Cow::Borrowed(&[]),
+            Some(_) if g.px == 1 => Cow::Borrowed(others),
+            Some((x, _, _)) => Cow::Owned(g.rows_of(others, x)),
+            None => Cow::Borrowed(&[]),
+        };
+        mark_positions(&mut row_pos, &mine);
+        let later = step.update_with_panel(
             comm,
             factors,
             &mut b,
-            others,
+            (others, next),
             (&mine, &row_pos),
-            &x_blk,
+            x_blk,
             par,
         )?;
+        if let Some(u) = pending.take() {
+            u.apply(&mut b, par)?;
+        }
+        pending = later;
     }
+    if let Some(u) = pending.take() {
+        u.apply(&mut b, par)?;
+    }
+    wait_all(sending)?;
+    recycle(outbox_store);
     // Row interchanges to undo: LU's only (transposed LU solves take factors without any).
     if triangles != Triangles::Lu {
         return Ok(b);
     }
-    let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
+    // (Without row interchanges every row stays where it is: nothing moves.)
+    let perm = &schedule.flat;
+    if perm.iter().enumerate().all(|(i, &r)| i == r) {
+        return Ok(b);
+    }
     let cols_of = |y| rhs_cols(g, nrhs, y);
-    Ok(permute_rows(comm, g, &perm, cols_of, &b, (n, nrhs))?)
+    Ok(permute_rows(comm, g, perm, cols_of, &b, (n, nrhs))?)
 }
 
 /// Whether a sweep reads the factor's row blocks transposed instead of its column panels:
@@ -714,46 +868,62 @@ impl SweepStep<'_> {
             |j, rows, out| gather_runs(&xs[col_pos[j] * w..][..w], rows, at, out),
             |j, rows, vals| {
                 scatter_runs(&mut x_blk[col_pos[j] * w..][..w], rows, at, vals);
-                for (&i, &v) in rows.iter().zip(vals) {
-                    if b.row_pos(i) != usize::MAX {
-                        *b.at(i, j) = v;
-                    }
-                }
+                b.set_held_rows(j, rows, vals);
             },
         )?;
         Ok((xs, x_blk))
     }
 
     /// Steps 4 and 5 when the panel moves: the factor's panel on this rank's rows `mine` of
-    /// `others` (`row_pos`: their positions), and their update with the solved rows `x_blk`.
+    /// `others` (`row_pos`: their positions), and their update with the solved rows `x_blk`:
+    /// of the rows up to the last one the next step solves (`next`) at once, of the others
+    /// (returned) once the next step has sent its solved rows on, so that this update is not
+    /// between the next step's solve and the ranks waiting for it.
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
-    fn update_with_panel<T: KernelScalar, C: Communicator>(
+    fn update_with_panel<'t, T: KernelScalar, C: Communicator>(
         &self,
         comm: &C,
-        factors: &Tiles<'_, T>,
+        factors: &'t Tiles<'_, T>,
         b: &mut Tiles<'_, T>,
-        others: &[usize],
+        (others, next): (&[usize], &[usize]),
         (mine, row_pos): (&[usize], &[usize]),
-        x_blk: &[T],
+        x_blk: Vec<T>,
         par: Par,
-    ) -> Result<(), SolveError> {
+    ) -> Result<Option<LaterUpdate<'t, T>>, SolveError> {
         let w = self.g.panel(self.t).len();
         let (copied, in_tiles) = self.factor_panel(comm, factors, others, mine, row_pos)?;
         if mine.is_empty() || w == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let op = match self.transposed() {
             true => self.triangles.transposed_op(),
             false => Op::NoTrans,
         };
-        let panel = match in_tiles {
-            Some(view) => view,
-            None if self.transposed() => MatRef::from_slice(&copied, w, mine.len(), w)?,
-            None => MatRef::from_slice(&copied, mine.len(), w, mine.len())?,
+        // `mine[..now]` holds every row of `next` (all of them at a sweep's last step).
+        let now = match next.is_empty() {
+            true => mine.len(),
+            false => next
+                .iter()
+                .filter(|&&r| mine.get(row_pos[r]) == Some(&r))
+                .map(|&r| row_pos[r] + 1)
+                .max()
+                .unwrap_or(0),
         };
-        Ok(update_rows(b, mine, panel, op, x_blk, w, par)?)
+        let update = PanelUpdate {
+            panel: (copied, in_tiles),
+            transposed: self.transposed(),
+            op,
+            x: x_blk,
+            w,
+        };
+        update.apply(b, &mine[..now], 0, par)?;
+        Ok((now < mine.len()).then(|| LaterUpdate {
+            rows: mine[now..].to_vec(),
+            from: now,
+            update,
+        }))
     }
 
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
@@ -1040,6 +1210,63 @@ impl SweepStep<'_> {
     }
 }
 
+/// A step's update of this rank's rows `mine` of `B` by the factor's panel
+/// ([`SweepStep::update_with_panel`]): `B[mine] −= op(panel)·X`.
+struct PanelUpdate<'t, T> {
+    /// The panel on all of `mine`: a copy (`mine.len() × w`, or `w × mine.len()` when
+    /// transposed), or a view of the tiles.
+    panel: (Vec<T>, Option<MatRef<'t, T>>),
+    transposed: bool,
+    op: Op,
+    /// The solved rows, `w × ny`.
+    x: Vec<T>,
+    w: usize,
+}
+
+impl<T: KernelScalar> PanelUpdate<'_, T> {
+    /// The update of `rows`, which are `mine[from..from + rows.len()]`.
+    fn apply(
+        &self,
+        b: &mut Tiles<'_, T>,
+        rows: &[usize],
+        from: usize,
+        par: Par,
+    ) -> Result<(), KernelError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let w = self.w;
+        let panel = match &self.panel {
+            (_, Some(view)) => *view,
+            (copied, None) if self.transposed => {
+                MatRef::from_slice(copied, w, copied.len() / w, w)?
+            }
+            (copied, None) => {
+                let all = copied.len() / w;
+                MatRef::from_slice(copied, all, w, all)?
+            }
+        };
+        let part = match self.transposed {
+            true => panel.submatrix(0, from, w, rows.len()),
+            false => panel.submatrix(from, 0, rows.len(), w),
+        };
+        update_rows(b, rows, part, self.op, &self.x, w, par)
+    }
+}
+
+/// The part of a step's [`PanelUpdate`] left for later: the rows `mine[from..]`.
+struct LaterUpdate<'t, T> {
+    rows: Vec<usize>,
+    from: usize,
+    update: PanelUpdate<'t, T>,
+}
+
+impl<T: KernelScalar> LaterUpdate<'_, T> {
+    fn apply(self, b: &mut Tiles<'_, T>, par: Par) -> Result<(), KernelError> {
+        self.update.apply(b, &self.rows, self.from, par)
+    }
+}
+
 /// A step's products left for later ([`SweepStep::add_products`]): this rank's rows and the
 /// step's solved rows.
 struct Deferred<T> {
@@ -1170,7 +1397,9 @@ pub fn solve_costs(
 ) -> Vec<CommStats> {
     let mut lists = Vec::new();
     let (mut partials, mut current) = (Partials::new(g.n), None);
-    for (sweep, t, others) in schedule(pivots, g.n) {
+    let mut schedule = Schedule::new(pivots, g.n);
+    for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
+        let others = schedule.others(k).to_vec();
         let piv = &pivots[t];
         if current != Some(sweep) {
             (partials, current) = (Partials::new(g.n), Some(sweep));
@@ -1213,8 +1442,11 @@ mod tests {
     #[test]
     fn the_schedule_updates_later_rows_forward_and_earlier_rows_back() {
         let pivots = vec![vec![3, 0], vec![1, 4], vec![2]];
-        let s = schedule(&pivots, 5);
-        let order: Vec<(Sweep, usize)> = s.iter().map(|(d, t, _)| (*d, *t)).collect();
+        let mut schedule = Schedule::new(&pivots, 5);
+        let order = schedule.order.clone();
+        let s: Vec<Vec<usize>> = (0..order.len())
+            .map(|k| schedule.others(k).to_vec())
+            .collect();
         assert_eq!(
             order,
             [
@@ -1226,12 +1458,12 @@ mod tests {
                 (Sweep::Backward, 0),
             ]
         );
-        assert_eq!(s[0].2, [1, 2, 4]);
-        assert_eq!(s[1].2, [2]);
-        assert!(s[2].2.is_empty());
-        assert_eq!(s[3].2, [3, 0, 1, 4]);
-        assert_eq!(s[4].2, [3, 0]);
-        assert!(s[5].2.is_empty());
+        assert_eq!(s[0], [1, 2, 4]);
+        assert_eq!(s[1], [2]);
+        assert!(s[2].is_empty());
+        assert_eq!(s[3], [3, 0, 1, 4]);
+        assert_eq!(s[4], [3, 0]);
+        assert!(s[5].is_empty());
     }
 
     #[test]
@@ -1362,7 +1594,9 @@ mod tests {
             let g = Geometry::new(n, v, TileGrid { px, py, c: 1 });
             let pivots: Vec<Vec<usize>> = (0..g.steps()).map(|t| g.panel(t).collect()).collect();
             for triangles in [Triangles::Lu, Triangles::Cholesky, Triangles::CholeskyUpper] {
-                for (sweep, t, others) in schedule(&pivots, n) {
+                let mut schedule = Schedule::new(&pivots, n);
+                for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
+                    let others = schedule.others(k).to_vec();
                     let step = SweepStep {
                         g: &g,
                         triangles,
