@@ -191,6 +191,113 @@ pub fn exchange_cols_into<T: Scalar, C: Communicator>(
     Ok(())
 }
 
+/// Sends whose buffers and requests outlive the exchange that posted them
+/// ([`exchange_cols_unwaited`]): the buffers are carved off `outbox` (a rank's memory for
+/// everything it sends in a run of exchanges) and the requests kept in `requests`, waited for
+/// by [`Outbox::finish`].
+pub struct Outbox<'a, T, C: Communicator + 'a> {
+    room: &'a mut [T],
+    requests: Vec<C::Request<'a>>,
+}
+
+impl<'a, T: Scalar, C: Communicator> Outbox<'a, T, C> {
+    /// Sends from `room` (with no room left, a send is waited for at once).
+    pub fn new(room: &'a mut [T]) -> Self {
+        Outbox {
+            room,
+            requests: Vec::new(),
+        }
+    }
+
+    /// Waits for every send posted.
+    ///
+    /// # Errors
+    /// A communication failure.
+    pub fn finish(self) -> Result<(), CommError> {
+        wait_all(self.requests)
+    }
+}
+
+/// [`exchange_cols`] whose sends are not waited for: this rank's outgoing elements are packed
+/// into `outbox` and sent, and only what comes in is waited for, so that a rank goes on while
+/// its receivers are still busy. The same messages as [`exchange_cols`] (one per pair of ranks
+/// with elements to move).
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+pub fn exchange_cols_unwaited<'m, 'a, T: Scalar, C: Communicator>(
+    comm: &'a C,
+    moves: &'m [Move],
+    read: impl Fn(usize, &[usize], &mut [T]),
+    outbox: &mut Outbox<'a, T, C>,
+) -> Result<Received<'m, T>, CommError> {
+    let (me, p) = (comm.rank(), comm.size());
+    for to in (0..p).filter(|&r| r != me) {
+        let len: usize = moves
+            .iter()
+            .filter(|m| m.from == me && m.to == to)
+            .map(Move::words)
+            .sum();
+        if len == 0 {
+            continue;
+        }
+        let fill = |buf: &mut [T]| {
+            let mut at = 0;
+            for m in moves.iter().filter(|m| m.from == me && m.to == to) {
+                at += pack(m, &read, &mut buf[at..]);
+            }
+        };
+        if outbox.room.len() >= len {
+            let (buf, rest) = std::mem::take(&mut outbox.room).split_at_mut(len);
+            outbox.room = rest;
+            fill(buf);
+            let buf: &'a [T] = buf;
+            outbox.requests.push(comm.isend(buf, to, EXCHANGE_TAG)?);
+        } else {
+            let mut buf = take_buffer(len, T::zero());
+            fill(&mut buf);
+            wait_all([comm.isend(&buf, to, EXCHANGE_TAG)?])?;
+            recycle(buf);
+        }
+    }
+    let recv_counts: Vec<usize> = (0..p)
+        .map(|from| {
+            moves
+                .iter()
+                .filter(|m| m.to == me && m.from == from && from != me)
+                .map(Move::words)
+                .sum()
+        })
+        .collect();
+    let mut recv = take_buffer(recv_counts.iter().sum(), T::zero());
+    let kept = moves
+        .iter()
+        .filter(|m| m.from == me && m.to == me)
+        .map(Move::words)
+        .sum();
+    let mut local = take_buffer(kept, T::zero());
+    let mut at = 0;
+    for m in moves.iter().filter(|m| m.from == me && m.to == me) {
+        at += pack(m, &read, &mut local[at..]);
+    }
+    wait_all(post(
+        comm,
+        &[],
+        &vec![0; p],
+        &mut recv,
+        &recv_counts,
+        EXCHANGE_TAG,
+    )?)?;
+    Ok(Received {
+        me,
+        p,
+        moves,
+        recv,
+        local,
+    })
+}
+
 /// An exchange run as point-to-point messages, so that work can go on while they travel: the
 /// outgoing elements are packed at once ([`Parcel::pack`]), the sends and receives started
 /// ([`Parcel::post`]), and what arrived is unpacked once the requests are done
@@ -401,6 +508,60 @@ impl<T: Copy + 'static> Received<'_, T> {
 mod tests {
     use super::*;
     use redblue_comm::run_ranks;
+
+    #[test]
+    fn unwaited_sends_deliver_what_exchange_delivers_with_the_same_counts() {
+        // Each rank sends rows of its "matrix" to itself and to the next two ranks, twice in a
+        // row without waiting; with room in its outbox, and without (each send waited for).
+        let moves: Vec<Move> = (0..3)
+            .flat_map(|r| {
+                (0..3).map(move |d| Move {
+                    from: r,
+                    to: (r + d) % 3,
+                    rows: vec![d, 4, 1],
+                    cols: vec![2, 0],
+                })
+            })
+            .collect();
+        for room in [64, 0] {
+            let logs = run_ranks(3, |comm| {
+                let me = comm.rank() as f64;
+                let read = |j: usize, rows: &[usize], out: &mut [f64]| {
+                    for (o, &i) in out.iter_mut().zip(rows) {
+                        *o = 100.0 * me + 10.0 * i as f64 + j as f64;
+                    }
+                };
+                let mut expected = Vec::new();
+                comm.reset_stats();
+                exchange_cols(&comm, &moves, read)
+                    .unwrap()
+                    .apply_cols(|j, rows, vals| expected.push((j, rows.to_vec(), vals.to_vec())));
+                let counted = comm.stats();
+                comm.reset_stats();
+                let mut store = vec![0.0; room];
+                let mut outbox = Outbox::new(&mut store);
+                let mut got = Vec::new();
+                for _ in 0..2 {
+                    exchange_cols_unwaited(&comm, &moves, read, &mut outbox)
+                        .unwrap()
+                        .apply_cols(|j, rows, vals| got.push((j, rows.to_vec(), vals.to_vec())));
+                }
+                outbox.finish().unwrap();
+                (expected, counted, got, comm.stats())
+            });
+            for (rank, (expected, counted, got, stats)) in logs.into_iter().enumerate() {
+                assert_eq!(expected.len(), 3 * 2, "rank {rank}");
+                assert_eq!(got, [expected.clone(), expected].concat(), "rank {rank}");
+                assert_eq!(stats.words_sent, 2 * counted.words_sent, "rank {rank}");
+                assert_eq!(
+                    stats.messages_sent,
+                    2 * counted.messages_sent,
+                    "rank {rank}"
+                );
+                assert_eq!(stats.messages_received, 2 * counted.messages_received);
+            }
+        }
+    }
 
     #[test]
     fn exchange_into_writes_what_exchange_and_apply_write_in_the_same_order() {

@@ -41,10 +41,10 @@
 //! [`solve_costs`] replays them.
 
 use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, Tiles};
-use redblue_comm::{wait_all, CommError, CommStats, Communicator};
+use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::{recycle, try_take_buffer};
 use redblue_core::{Diag, Op, Side, Uplo};
-use redblue_dist::exchange::{exchange, exchange_cols_into, Move};
+use redblue_dist::exchange::{exchange, exchange_cols_into, exchange_cols_unwaited, Move, Outbox};
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
 use std::borrow::Cow;
@@ -352,9 +352,6 @@ pub fn x_to_row_block_moves(
     out
 }
 
-/// The tag of the partial sums' messages ([`Partials::deliver`]).
-const TAG_PARTIALS: u32 = 0x00C0_50A0;
-
 /// Which ranks hold products not yet delivered, row by row, during one sweep: a step that moves
 /// products leaves them with their makers ([`SweepStep::product_makers`]), and the step that
 /// solves a row first brings them to the row's owners ([`Partials::moves`]).
@@ -390,13 +387,8 @@ impl Partials {
 
     /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`) brought to the ranks
     /// holding those rows of `b` ([`Partials::moves`]) and subtracted there, a column of a
-    /// move at a time, in the order of their senders' ranks (as [`exchange_cols_into`] would).
-    ///
-    /// What this rank sends goes without waiting for its receiver, from a buffer carved off
-    /// `outbox` (its request kept in `sending`, waited for when the solve ends), so that a
-    /// maker goes on with its products while the rank it sends to is still busy with its own;
-    /// with no room left in `outbox` it waits at once. One message per pair of ranks, as
-    /// [`exchange_cols_into`] sends.
+    /// move at a time. What this rank sends is not waited for ([`exchange_cols_unwaited`]): a
+    /// maker goes on with its products while the rank it sends to is still busy.
     ///
     /// # Collective
     fn deliver<'a, T: KernelScalar, C: Communicator>(
@@ -406,87 +398,15 @@ impl Partials {
         piv: &[usize],
         partial: &[T],
         b: &mut Tiles<'_, T>,
-        (outbox, sending): (&mut &'a mut [T], &mut Vec<C::Request<'a>>),
+        outbox: &mut Outbox<'a, T, C>,
     ) -> Result<(), CommError> {
-        let (n, me, p) = (g.n, comm.rank(), comm.size());
+        let n = g.n;
         let moves = self.moves(g, nrhs, piv);
-        let read = |m: &Move, out: &mut [T]| {
-            for (k, &j) in m.cols.iter().enumerate() {
-                let len = m.rows.len();
-                gather_runs(
-                    &partial[j * n..][..n],
-                    &m.rows,
-                    |r| r,
-                    &mut out[k * len..][..len],
-                );
-            }
+        let read = |j: usize, rows: &[usize], out: &mut [T]| {
+            gather_runs(&partial[j * n..][..n], rows, |r| r, out)
         };
-        for to in (0..p).filter(|&r| r != me) {
-            let len: usize = moves
-                .iter()
-                .filter(|m| m.from == me && m.to == to)
-                .map(Move::words)
-                .sum();
-            if len == 0 {
-                continue;
-            }
-            let pack = |buf: &mut [T]| {
-                let mut at = 0;
-                for m in moves.iter().filter(|m| m.from == me && m.to == to) {
-                    read(m, &mut buf[at..at + m.words()]);
-                    at += m.words();
-                }
-            };
-            if outbox.len() >= len {
-                let (buf, rest) = std::mem::take(outbox).split_at_mut(len);
-                *outbox = rest;
-                pack(buf);
-                let buf: &'a [T] = buf;
-                sending.push(comm.isend(buf, to, TAG_PARTIALS)?);
-            } else {
-                let mut buf = vec![T::zero(); len];
-                pack(&mut buf);
-                wait_all([comm.isend(&buf, to, TAG_PARTIALS)?])?;
-            }
-        }
-        // What comes in, by sender; this rank's own moves read where they are.
-        let mut incoming: Vec<Vec<T>> = (0..p)
-            .map(|from| {
-                let len = moves
-                    .iter()
-                    .filter(|m| m.from == from && m.to == me && from != me)
-                    .map(Move::words)
-                    .sum();
-                vec![T::zero(); len]
-            })
-            .collect();
-        let requests = incoming
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, buf)| !buf.is_empty())
-            .map(|(from, buf)| comm.irecv(buf.as_mut_slice(), from, TAG_PARTIALS))
-            .collect::<Result<Vec<_>, _>>()?;
-        wait_all(requests)?;
-        let mut subtract = |m: &Move, vals: &[T]| {
-            for (k, &j) in m.cols.iter().enumerate() {
-                let len = m.rows.len();
-                b.sub_rows(j, &m.rows, &vals[k * len..][..len]);
-            }
-        };
-        let mut own = Vec::new();
-        for (from, buf) in incoming.iter().enumerate() {
-            let mut at = 0;
-            for m in moves.iter().filter(|m| m.from == from && m.to == me) {
-                if from == me {
-                    own.resize(m.words(), T::zero());
-                    read(m, &mut own);
-                    subtract(m, &own);
-                } else {
-                    subtract(m, &buf[at..at + m.words()]);
-                    at += m.words();
-                }
-            }
-        }
+        exchange_cols_unwaited(comm, &moves, read, outbox)?
+            .apply_cols(|j, rows, vals| b.sub_rows(j, rows, vals));
         Ok(())
     }
 
@@ -653,9 +573,9 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     // The partial sums this rank sends, in flight until the solve ends: each row's sums leave
     // a rank once per sweep, to one holder per right-hand side. Without the memory for them,
     // each send is waited for at once.
-    let mut outbox_store = try_take_buffer(2 * n * nrhs, T::zero()).unwrap_or_default();
-    let mut outbox: &mut [T] = &mut outbox_store;
-    let mut sending = Vec::new();
+    let mut outbox_store =
+        try_take_buffer(2 * n * nrhs * (g.px + 1), T::zero()).unwrap_or_default();
+    let mut outbox = Outbox::new(&mut outbox_store);
     // The previous step's products not made yet (all but the rows this step solves).
     let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
     // The previous step's update of this rank's rows beyond this step's, made once this step
@@ -674,14 +594,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         }
         // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
         // step's other products, while they travel.
-        partials.deliver(
-            comm,
-            (g, nrhs),
-            piv,
-            &partial,
-            &mut b,
-            (&mut outbox, &mut sending),
-        )?;
+        partials.deliver(comm, (g, nrhs), piv, &partial, &mut b, &mut outbox)?;
         if let Some((step, d)) = deferred.take() {
             step.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
         }
@@ -713,7 +626,8 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
             let rows = (piv.as_slice(), others, next);
-            let later = step.add_products(comm, factors, &mut partial, rows, x, par)?;
+            let later =
+                step.add_products(comm, (factors, &mut partial), rows, x, &mut outbox, par)?;
             for (r, rows) in step.product_makers(others) {
                 partials.record(r, &rows);
             }
@@ -747,7 +661,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     if let Some(u) = pending.take() {
         u.apply(&mut b, par)?;
     }
-    wait_all(sending)?;
+    outbox.finish()?;
     recycle(outbox_store);
     // Row interchanges to undo: LU's only (transposed LU solves take factors without any).
     if triangles != Triangles::Lu {
@@ -1108,19 +1022,26 @@ impl SweepStep<'_> {
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
-    fn add_products<T: KernelScalar, C: Communicator>(
+    fn add_products<'a, T: KernelScalar, C: Communicator>(
         &self,
-        comm: &C,
-        factors: &Tiles<'_, T>,
-        partial: &mut [T],
+        comm: &'a C,
+        (factors, partial): (&Tiles<'_, T>, &mut [T]),
         (piv, others, next): (&[usize], &[usize], &[usize]),
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
+        outbox: &mut Outbox<'a, T, C>,
         par: Par,
     ) -> Result<Option<Deferred<T>>, SolveError> {
         let (w, nrhs) = (piv.len(), self.nrhs);
         let to_panel = self.to_makers(piv, others);
         let mut x_all = vec![T::zero(); w * nrhs];
-        exchange(comm, &to_panel, solved)?.apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
+        // The solving rank goes on without waiting for the makers to take them.
+        let read = |j: usize, rows: &[usize], out: &mut [T]| {
+            for (o, &i) in out.iter_mut().zip(rows) {
+                *o = solved(i, j);
+            }
+        };
+        exchange_cols_unwaited(comm, &to_panel, read, outbox)?
+            .apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
         let me = comm.rank();
         let Some((_, rows)) = self
             .product_makers(others)
