@@ -1121,12 +1121,7 @@ impl SweepStep<'_> {
             }
             _ => {}
         }
-        let product = narrow_product(a, op, x, par)?;
-        for j in 0..nrhs {
-            for (k, &i) in rows.iter().enumerate() {
-                partial[i + j * n] += product[k + j * mr];
-            }
-        }
+        narrow_product(a, op, x, par)?.for_each(|k, j, v| partial[rows[k] + j * n] += v);
         Ok(())
     }
 }
@@ -1248,52 +1243,72 @@ fn update_rows<T: KernelScalar>(
         }
         _ => {}
     }
-    let prod = narrow_product(panel, op, x, par)?;
     let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
-    for jj in 0..ny {
-        let col = &mut b.data[jj * ld..(jj + 1) * ld];
-        for (ii, &lr) in local.iter().enumerate() {
-            col[lr] -= prod[ii + jj * mr];
-        }
-    }
+    let data = &mut b.data[..];
+    narrow_product(panel, op, x, par)?.for_each(|ii, jj, v| data[local[ii] + jj * ld] -= v);
     Ok(())
 }
 
-/// `op(a)·x` (`op(a)` is `m × w`, `x` is `w × K`) in a new column-major `m × K` buffer.
+/// `op(a)·x` (`op(a)` is `m × w`, `x` is `w × K`), read with [`Narrow::for_each`].
 ///
 /// A transposed `a` (stored `w × m`: each of its columns is a row of the product) is
 /// multiplied the wide way, `H = op(x)·a` (`K × m`, with `x` transposed or adjoint as `a` is),
-/// and `H` transposed into the buffer: with few right-hand sides the narrow product with a
-/// transposed operand ran at half the speed of the wide one (`4096 × 64 · 64 × 16`, one core of
-/// a Zen 5: 28 against 44–49 GFLOP/s).
+/// and read transposed: with few right-hand sides the narrow product with a transposed operand
+/// ran at half the speed of the wide one (`4096 × 64 · 64 × 16`, one core of a Zen 5: 28
+/// against 44–49 GFLOP/s).
 fn narrow_product<T: KernelScalar>(
     a: MatRef<'_, T>,
     op: Op,
     x: MatRef<'_, T>,
     par: Par,
-) -> Result<Vec<T>, KernelError> {
-    let (w, k) = x.shape();
+) -> Result<Narrow<T>, KernelError> {
+    let k = x.ncols();
     let m = if op == Op::NoTrans {
         a.nrows()
     } else {
         a.ncols()
     };
-    let mut out = vec![T::zero(); m * k];
+    let mut data = vec![T::zero(); m * k];
     if op == Op::NoTrans {
-        let dst = MatMut::from_slice(&mut out, m, k, m.max(1))?;
+        let dst = MatMut::from_slice(&mut data, m, k, m.max(1))?;
         gemm(T::one(), a, op, x, Op::NoTrans, T::zero(), dst, par)?;
-        return Ok(out);
+    } else {
+        let dst = MatMut::from_slice(&mut data, k, m, k.max(1))?;
+        gemm(T::one(), x, op, a, Op::NoTrans, T::zero(), dst, par)?;
     }
-    let mut h = vec![T::zero(); k * m];
-    let dst = MatMut::from_slice(&mut h, k, m, k.max(1))?;
-    gemm(T::one(), x, op, a, Op::NoTrans, T::zero(), dst, par)?;
-    debug_assert_eq!(a.nrows(), w);
-    for (i, row) in h.chunks_exact(k.max(1)).enumerate().take(m) {
-        for (j, &v) in row.iter().enumerate() {
-            out[i + j * m] = if op == Op::ConjTrans { v.conj() } else { v };
+    Ok(Narrow { data, m, k, op })
+}
+
+/// A product of [`narrow_product`]: `m × K` column-major, or its `K × m` transpose (adjoint
+/// for `Op::ConjTrans`) when `op` is not `Op::NoTrans`.
+struct Narrow<T> {
+    data: Vec<T>,
+    m: usize,
+    k: usize,
+    op: Op,
+}
+
+impl<T: KernelScalar> Narrow<T> {
+    /// `f(i, j, element (i, j))` for every element of the product, in the order it is stored.
+    fn for_each(&self, mut f: impl FnMut(usize, usize, T)) {
+        let (m, k) = (self.m, self.k);
+        match self.op {
+            Op::NoTrans => {
+                for (j, column) in self.data.chunks_exact(m.max(1)).enumerate().take(k) {
+                    for (i, &v) in column.iter().enumerate() {
+                        f(i, j, v);
+                    }
+                }
+            }
+            op => {
+                for (i, row) in self.data.chunks_exact(k.max(1)).enumerate().take(m) {
+                    for (j, &v) in row.iter().enumerate() {
+                        f(i, j, if op == Op::ConjTrans { v.conj() } else { v });
+                    }
+                }
+            }
         }
     }
-    Ok(out)
 }
 
 /// `at(list[0])` when `at` maps `list` to consecutive positions (`None` for an empty list).
