@@ -1289,7 +1289,9 @@ struct Narrow<T> {
 }
 
 impl<T: KernelScalar> Narrow<T> {
-    /// `f(i, j, element (i, j))` for every element of the product, in the order it is stored.
+    /// `f(i, j, element (i, j))` for every element of the product, a column at a time (of a
+    /// block of 64 rows at a time when it is stored transposed, which then stays in the cache
+    /// while its columns are read).
     fn for_each(&self, mut f: impl FnMut(usize, usize, T)) {
         let (m, k) = (self.m, self.k);
         match self.op {
@@ -1301,9 +1303,12 @@ impl<T: KernelScalar> Narrow<T> {
                 }
             }
             op => {
-                for (i, row) in self.data.chunks_exact(k.max(1)).enumerate().take(m) {
-                    for (j, &v) in row.iter().enumerate() {
-                        f(i, j, if op == Op::ConjTrans { v.conj() } else { v });
+                for i0 in (0..m).step_by(64) {
+                    let rows = &self.data[i0 * k..(i0 + 64).min(m) * k];
+                    for j in 0..k {
+                        for (i, &v) in rows.iter().skip(j).step_by(k).enumerate() {
+                            f(i0 + i, j, if op == Op::ConjTrans { v.conj() } else { v });
+                        }
                     }
                 }
             }
