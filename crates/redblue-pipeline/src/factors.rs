@@ -46,7 +46,13 @@ pub struct TileFactors<'a, T: Scalar> {
     /// No tiles: what a rank off layer 0 passes where layer 0's are wanted.
     empty: Tiles<'static, T>,
     pivots: Vec<Vec<usize>>,
-    blocks: Vec<Vec<T>>,
+    /// Each step's diagonal block on the ranks that solve with it and do not read it in their
+    /// tiles (empty elsewhere).
+    blocks: Mutex<Vec<Vec<T>>>,
+    /// Per grid column, whether its solving ranks have their diagonal blocks: all of them for
+    /// the factors a run left; for [`TileFactors::from_factored`]'s, brought by the first solve
+    /// with right-hand sides on that grid column ([`TileFactors::solve_to_costs`] counts them).
+    blocks_for: Mutex<Vec<bool>>,
     /// Threads of the solves' local work.
     par: Par,
 }
@@ -105,9 +111,10 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
             gathered: AtomicBool::new(geom.c == 1),
             on_layer_0: geom.coords(rank).is_none_or(|(_, _, z)| z == 0),
             empty: Tiles::empty(&geom),
+            blocks_for: Mutex::new(vec![true; geom.py]),
             geom,
             pivots: run.pivots,
-            blocks: run.blocks,
+            blocks: Mutex::new(run.blocks),
             par,
         }
     }
@@ -200,7 +207,6 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         let pivots: Vec<Vec<usize>> = (0..geom.steps())
             .map(|t| perm[geom.panel(t)].to_vec())
             .collect();
-        let (local, blocks) = diagonal_blocks(comm, &geom, &pivots, local)?;
         let tiles = match geom.coords(rank) {
             Some((x, y, _)) => Tiles::new(&geom, x, y, local),
             None => Tiles::empty(&geom),
@@ -208,12 +214,16 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         let run = Run {
             tiles,
             pivots,
-            blocks,
+            blocks: vec![Vec::new(); geom.steps()],
             max_input: 0.0,
             max_factor: 0.0,
             stopped: None,
         };
-        Ok(TileFactors::new(geom, triangles, rank, run, par))
+        let mut factors = TileFactors::new(geom, triangles, rank, run, par);
+        // The diagonal blocks come with the first solve that needs them, to the grid columns
+        // holding its right-hand sides only.
+        factors.blocks_for = Mutex::new(vec![false; factors.geom.py]);
+        Ok(factors)
     }
 
     /// Whether this rank's factors are read where the caller's array holds them
@@ -307,6 +317,37 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
         f(&tiles)
     }
 
+    /// The grid columns that hold some of `nrhs` right-hand sides and whose solving ranks do
+    /// not have their diagonal blocks yet.
+    fn missing_block_columns(&self, nrhs: usize) -> Vec<bool> {
+        let have = self.blocks_for.lock().unwrap_or_else(|e| e.into_inner());
+        (0..self.geom.py)
+            .map(|y| !have[y] && !rhs_cols(&self.geom, nrhs, y).is_empty())
+            .collect()
+    }
+
+    /// The diagonal blocks for a solve of `nrhs` right-hand sides, brought from layer 0's
+    /// `tiles` to the grid columns that hold some and do not have them yet.
+    ///
+    /// # Collective
+    fn blocks_for_rhs<C: Communicator>(
+        &self,
+        comm: &C,
+        tiles: &Tiles<'_, T>,
+        nrhs: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Vec<Vec<T>>>, FactorsError> {
+        let missing = self.missing_block_columns(nrhs);
+        let mut blocks = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
+        if missing.contains(&true) {
+            bring_diagonal_blocks(comm, &self.geom, &self.pivots, tiles, &missing, &mut blocks)?;
+            let mut have = self.blocks_for.lock().unwrap_or_else(|e| e.into_inner());
+            for (h, m) in have.iter_mut().zip(&missing) {
+                *h |= m;
+            }
+        }
+        Ok(blocks)
+    }
+
     /// Every rank's counters (of `p`, elements of `bytes` bytes) for bringing the layers'
     /// shares of the factors to layer 0, which the first call needing them whole does: zero
     /// once done, and with one layer.
@@ -384,9 +425,17 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
             local = permute_rows(comm, g, perm, cols_of, &local, (g.n, nrhs))?;
         }
         let mut x = self.with_layer_0(comm, |tiles| {
-            let (pivots, blocks) = (&self.pivots, &self.blocks);
+            let blocks = self.blocks_for_rhs(comm, tiles, nrhs)?;
             solve_native(
-                comm, g, triangles, pivots, blocks, tiles, local, nrhs, self.par,
+                comm,
+                g,
+                triangles,
+                &self.pivots,
+                &blocks,
+                tiles,
+                local,
+                nrhs,
+                self.par,
             )
             .map_err(FactorsError::from)
         })?;
@@ -413,7 +462,9 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
     /// right-hand sides given in and the solution asked for in [`TileFactors::rhs_layout`] (no
     /// transform traffic), on `p` ranks, for elements of `bytes` bytes: `perm`'s row moves
     /// (before the sweeps for `NoTrans`, after them otherwise), the sweeps with `op`'s
-    /// triangles, and the gathering of the factors if no call has done it yet.
+    /// triangles, the diagonal blocks brought to grid columns with right-hand sides that do not
+    /// have them yet ([`TileFactors::from_factored`]'s factors), and the gathering of the
+    /// factors if no call has done it yet.
     ///
     /// # Errors
     /// As [`TileFactors::solve_to`]: a transposed solve with factors that keep row interchanges
@@ -434,6 +485,13 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
                 inverse(perm)
             };
             let moves = permute_moves(g, &rows, |y| rhs_cols(g, nrhs, y));
+            for (r, tr) in Move::transfers(&moves, p).iter().enumerate() {
+                stats[r] = stats[r] + tr.stats(r, bytes);
+            }
+        }
+        let missing = self.missing_block_columns(nrhs);
+        if missing.contains(&true) {
+            let moves = diagonal_block_moves(g, &self.pivots, &missing);
             for (r, tr) in Move::transfers(&moves, p).iter().enumerate() {
                 stats[r] = stats[r] + tr.stats(r, bytes);
             }
@@ -549,39 +607,9 @@ impl<'a, T: KernelScalar> TileFactors<'a, T> {
     }
 }
 
-/// Each step's diagonal block (rows in pivot order, `pivots[t]`) of the factors in this rank's
-/// layer-0 tiles `local`, brought to the layer's solving grid row, as [`crate::run()`] leaves
-/// them — except a block its solving rank holds in one piece, left empty there and read in the
-/// tiles by the solve; `local` given back.
-///
-/// # Collective
-/// # Errors
-/// A communication failure.
-fn diagonal_blocks<'a, T: KernelScalar, C: Communicator>(
-    comm: &C,
-    geom: &Geometry,
-    pivots: &[Vec<usize>],
-    local: Storage<'a, T>,
-) -> Result<(Storage<'a, T>, Vec<Vec<T>>), FactorsError> {
-    let (me, at) = (
-        comm.rank(),
-        geom.coords(comm.rank()).filter(|&(_, _, z)| z == 0),
-    );
-    let tiles = match at {
-        Some((x, y, _)) => Tiles::new(geom, x, y, local),
-        None => Tiles::empty(geom),
-    };
-    // A block this rank solves with and holds itself, in one piece, is read where it is (the
-    // solve finds it there when its block is left empty); the others are copied.
-    let in_place: Vec<bool> = pivots
-        .iter()
-        .enumerate()
-        .map(|(t, piv)| {
-            let panel: Vec<usize> = geom.panel(t).collect();
-            at.is_some_and(|(x, _, _)| x == geom.solver_row(t))
-                && block_in_tiles(&tiles, piv, &panel).is_ok_and(|b| b.is_some())
-        })
-        .collect();
+/// The moves bringing each step's diagonal block (rows `pivots[t]`, the panel's columns) to the
+/// solving grid row of every grid column in `columns`.
+fn diagonal_block_moves(geom: &Geometry, pivots: &[Vec<usize>], columns: &[bool]) -> Vec<Move> {
     let mut moves = Vec::new();
     for (t, piv) in pivots.iter().enumerate() {
         let y = geom.col_py(geom.panel(t).start);
@@ -590,34 +618,63 @@ fn diagonal_blocks<'a, T: KernelScalar, C: Communicator>(
             if rows.is_empty() {
                 continue;
             }
-            for to_y in 0..geom.py {
-                let (from, to) = (geom.rank(x, y, 0), geom.rank(geom.solver_row(t), to_y, 0));
-                if from == me && to == me && in_place[t] {
-                    continue;
-                }
+            for to_y in (0..geom.py).filter(|&to_y| columns[to_y]) {
                 moves.push(Move {
-                    from,
-                    to,
+                    from: geom.rank(x, y, 0),
+                    to: geom.rank(geom.solver_row(t), to_y, 0),
                     rows: rows.clone(),
                     cols: geom.panel(t).collect(),
                 });
             }
         }
     }
+    moves
+}
+
+/// Each step's diagonal block (rows in pivot order, `pivots[t]`) of the factors in layer 0's
+/// `tiles`, brought into `blocks` on the solving grid row of each grid column in `columns`, as
+/// [`crate::run()`] leaves them — except a block its solving rank holds in one piece, left
+/// empty there and read in the tiles by the solve.
+///
+/// # Collective
+/// # Errors
+/// A communication failure.
+fn bring_diagonal_blocks<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    geom: &Geometry,
+    pivots: &[Vec<usize>],
+    tiles: &Tiles<'_, T>,
+    columns: &[bool],
+    blocks: &mut [Vec<T>],
+) -> Result<(), FactorsError> {
+    let (me, at) = (
+        comm.rank(),
+        geom.coords(comm.rank()).filter(|&(_, _, z)| z == 0),
+    );
+    // A block this rank solves with and holds itself, in one piece, is read where it is (the
+    // solve finds it there when its block is left empty); the others are copied.
+    let in_place = |t: usize| {
+        let panel: Vec<usize> = geom.panel(t).collect();
+        at.is_some_and(|(x, _, _)| x == geom.solver_row(t))
+            && block_in_tiles(tiles, &pivots[t], &panel).is_ok_and(|b| b.is_some())
+    };
+    let kept: Vec<bool> = (0..pivots.len()).map(in_place).collect();
+    let moves: Vec<Move> = diagonal_block_moves(geom, pivots, columns)
+        .into_iter()
+        .filter(|m| !(m.from == me && m.to == me && kept[m.cols[0] / geom.v]))
+        .collect();
     let mut position = vec![0; geom.m]; // of each row in its step's pivots
     for piv in pivots {
         for (k, &r) in piv.iter().enumerate() {
             position[r] = k;
         }
     }
-    let mut blocks: Vec<Vec<T>> = (0..geom.steps())
-        .map(|t| match at {
-            Some((x, _, _)) if x == geom.solver_row(t) && !in_place[t] => {
-                vec![T::zero(); geom.panel(t).len().pow(2)]
-            }
-            _ => Vec::new(),
-        })
-        .collect();
+    for (t, block) in blocks.iter_mut().enumerate() {
+        let solves = at.is_some_and(|(x, y, _)| x == geom.solver_row(t) && columns[y]);
+        if solves && !kept[t] && block.is_empty() {
+            *block = vec![T::zero(); geom.panel(t).len().pow(2)];
+        }
+    }
     // A column of a move at a time, in runs of neighbouring rows (a step's rows are a tile's
     // rows, neighbours both in the local array and in the block).
     exchange_cols_into(
@@ -631,7 +688,7 @@ fn diagonal_blocks<'a, T: KernelScalar, C: Communicator>(
             scatter_runs(column, rows, |r| position[r], vals);
         },
     )?;
-    Ok((tiles.data, blocks))
+    Ok(())
 }
 
 /// `dst = op(src)` (only `dst`'s `triangle` when given).
