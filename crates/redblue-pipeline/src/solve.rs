@@ -570,9 +570,10 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
     let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
-    // The partial sums this rank sends, in flight until the solve ends: each row's sums leave
-    // a rank once per sweep, to one holder per right-hand side. Without the memory for them,
-    // each send is waited for at once.
+    // The partial sums and solved rows this rank sends, in flight until the solve ends: per
+    // sweep, each row's sums leave a rank once, to one holder per right-hand side, and each
+    // solved row goes to at most `Px` makers. Without the memory for them, each send is waited
+    // for at once.
     let mut outbox_store =
         try_take_buffer(2 * n * nrhs * (g.px + 1), T::zero()).unwrap_or_default();
     let mut outbox = Outbox::new(&mut outbox_store);
