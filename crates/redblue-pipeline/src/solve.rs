@@ -570,12 +570,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
     let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
-    // The partial sums and solved rows this rank sends, in flight until the solve ends: per
-    // sweep, each row's sums leave a rank once, to one holder per right-hand side, and each
-    // solved row goes to at most `Px` makers. Without the memory for them, each send is waited
-    // for at once.
-    let mut outbox_store =
-        try_take_buffer(2 * n * nrhs * (g.px + 1), T::zero()).unwrap_or_default();
+    let mut outbox_store = outbox_room(g, nrhs);
     let mut outbox = Outbox::new(&mut outbox_store);
     // The previous step's products not made yet (all but the rows this step solves).
     let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
@@ -622,7 +617,7 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
         )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
-        if step.moves_products(piv, others) {
+        let later = if step.moves_products(piv, others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
@@ -633,31 +628,17 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
                 partials.record(r, &rows);
             }
             deferred = later.map(|d| (step, d));
-            if let Some(u) = pending.take() {
-                u.apply(&mut b, par)?;
-            }
-            continue;
-        }
-        let mine: Cow<'_, [usize]> = match at {
-            Some(_) if ny == 0 => Cow::Borrowed(&[]),
-            Some(_) if g.px == 1 => Cow::Borrowed(others),
-            Some((x, _, _)) => Cow::Owned(g.rows_of(others, x)),
-            None => Cow::Borrowed(&[]),
+            None
+        } else {
+            let mine = rows_held(g, at.filter(|_| ny > 0), others);
+            mark_positions(&mut row_pos, &mine);
+            let rows = (others, next);
+            step.update_with_panel(comm, factors, &mut b, rows, (&mine, &row_pos), x_blk, par)?
         };
-        mark_positions(&mut row_pos, &mine);
-        let later = step.update_with_panel(
-            comm,
-            factors,
-            &mut b,
-            (others, next),
-            (&mine, &row_pos),
-            x_blk,
-            par,
-        )?;
-        if let Some(u) = pending.take() {
+        // The previous step's rest, now that this step's solved rows are on their way.
+        if let Some(u) = std::mem::replace(&mut pending, later) {
             u.apply(&mut b, par)?;
         }
-        pending = later;
     }
     if let Some(u) = pending.take() {
         u.apply(&mut b, par)?;
@@ -665,16 +646,50 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     outbox.finish()?;
     recycle(outbox_store);
     // Row interchanges to undo: LU's only (transposed LU solves take factors without any).
-    if triangles != Triangles::Lu {
-        return Ok(b);
+    match triangles {
+        Triangles::Lu => undo_interchanges(comm, g, &schedule.flat, b, nrhs),
+        _ => Ok(b),
     }
-    // (Without row interchanges every row stays where it is: nothing moves.)
-    let perm = &schedule.flat;
+}
+
+/// Room for what a rank sends in a solve, in flight until it ends ([`Outbox`]): per sweep,
+/// each row's partial sums leave a rank once, to one holder per right-hand side, and each
+/// solved row goes to at most `Px` makers. Without the memory for it, none (each send is then
+/// waited for at once).
+fn outbox_room<T: KernelScalar>(g: &Geometry, nrhs: usize) -> Vec<T> {
+    try_take_buffer(2 * g.n * nrhs * (g.px + 1), T::zero()).unwrap_or_default()
+}
+
+/// The rows of `others` this rank holds at `at` (none off layer 0, or without right-hand
+/// sides), borrowed when its grid row holds them all.
+fn rows_held<'o>(
+    g: &Geometry,
+    at: Option<(usize, usize, usize)>,
+    others: &'o [usize],
+) -> Cow<'o, [usize]> {
+    match at {
+        Some(_) if g.px == 1 => Cow::Borrowed(others),
+        Some((x, _, _)) => Cow::Owned(g.rows_of(others, x)),
+        None => Cow::Borrowed(&[]),
+    }
+}
+
+/// Row `perm[j]` of the solved `b` (`N × nrhs`) put in row `j` (nothing moves without row
+/// interchanges).
+///
+/// # Collective
+fn undo_interchanges<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    perm: &[usize],
+    b: Tiles<'static, T>,
+    nrhs: usize,
+) -> Result<Tiles<'static, T>, SolveError> {
     if perm.iter().enumerate().all(|(i, &r)| i == r) {
         return Ok(b);
     }
     let cols_of = |y| rhs_cols(g, nrhs, y);
-    Ok(permute_rows(comm, g, perm, cols_of, &b, (n, nrhs))?)
+    Ok(permute_rows(comm, g, perm, cols_of, &b, (g.n, nrhs))?)
 }
 
 /// Whether a sweep reads the factor's row blocks transposed instead of its column panels:
