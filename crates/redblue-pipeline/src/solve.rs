@@ -331,15 +331,27 @@ pub fn x_to_row_block_moves(
     others: &[usize],
 ) -> Vec<Move> {
     let xt = g.solver_row(t);
-    let holders = cols_by_grid_column(g, others);
+    // Which grid columns hold a column of `others` (they are found in the first few tiles).
+    let mut holders = vec![false; g.py];
+    let mut found = 0;
+    for &j in others {
+        let y = g.col_py(j);
+        if !holders[y] {
+            holders[y] = true;
+            found += 1;
+            if found == g.py {
+                break;
+            }
+        }
+    }
     let mut out = Vec::new();
     for y in 0..g.py {
         let cols = rhs_cols(g, nrhs, y);
         if cols.is_empty() {
             continue;
         }
-        for (to_y, held) in holders.iter().enumerate() {
-            if !held.is_empty() {
+        for (to_y, &held) in holders.iter().enumerate() {
+            if held {
                 out.push(Move {
                     from: g.rank(xt, y, 0),
                     to: g.rank(xt, to_y, 0),
@@ -621,11 +633,18 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
-            let rows = (piv.as_slice(), others, next);
+            let makers = step.product_makers(others);
+            let mine = makers.iter().find(|(r, _)| *r == comm.rank());
+            let rows = (
+                piv.as_slice(),
+                others,
+                next,
+                mine.map(|(_, rows)| rows.as_slice()),
+            );
             let later =
                 step.add_products(comm, (factors, &mut partial), rows, x, &mut outbox, par)?;
-            for (r, rows) in step.product_makers(others) {
-                partials.record(r, &rows);
+            for (r, rows) in &makers {
+                partials.record(*r, rows);
             }
             deferred = later.map(|d| (step, d));
             None
@@ -1030,8 +1049,9 @@ impl SweepStep<'_> {
 impl SweepStep<'_> {
     /// Steps 4 and 5 by products (`SweepStep::moves_products`): the solved rows `piv` (read by
     /// `solved` on the solving grid row; `piv_pos` their positions) to the ranks making the
-    /// products ([`product_makers`](Self::product_makers)), which multiply their part of the
-    /// factor's panel by them and add the products to their partial sums `partial` (`N × K`,
+    /// products ([`product_makers`](Self::product_makers); this rank's rows `mine` if it is
+    /// one), which multiply their part of the factor's panel by them and add the products to
+    /// their partial sums `partial` (`N × K`,
     /// column-major), delivered when their rows are solved ([`Partials`]). The products of the
     /// rows `next` (the next step's, wanted first) are made now; the others are returned, to
     /// be made once the next step's partial sums are on their way.
@@ -1042,7 +1062,7 @@ impl SweepStep<'_> {
         &self,
         comm: &'a C,
         (factors, partial): (&Tiles<'_, T>, &mut [T]),
-        (piv, others, next): (&[usize], &[usize], &[usize]),
+        (piv, others, next, mine): (&[usize], &[usize], &[usize], Option<&[usize]>),
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
         outbox: &mut Outbox<'a, T, C>,
         par: Par,
@@ -1058,12 +1078,7 @@ impl SweepStep<'_> {
         };
         exchange_cols_unwaited(comm, &to_panel, read, outbox)?
             .apply(|i, j, v| x_all[piv_pos[i] + j * w] = v);
-        let me = comm.rank();
-        let Some((_, rows)) = self
-            .product_makers(others)
-            .into_iter()
-            .find(|(r, _)| *r == me)
-        else {
+        let Some(rows) = mine else {
             return Ok(None);
         };
         // (The last step of a sweep leaves nothing for later: the next sweep starts afresh.)
