@@ -634,15 +634,9 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
             let x = (piv_pos.as_slice(), solved);
             let makers = step.product_makers(others);
-            let mine = makers.iter().find(|(r, _)| *r == comm.rank());
-            let rows = (
-                piv.as_slice(),
-                others,
-                next,
-                mine.map(|(_, rows)| rows.as_slice()),
-            );
-            let later =
-                step.add_products(comm, (factors, &mut partial), rows, x, &mut outbox, par)?;
+            let mine = makers.iter().find(|m| m.0 == comm.rank()).map(|m| &m.1[..]);
+            let (data, rows) = ((factors, &mut partial[..]), (piv.as_slice(), others, next));
+            let later = step.add_products(comm, data, rows, mine, x, &mut outbox, par)?;
             for (r, rows) in &makers {
                 partials.record(*r, rows);
             }
@@ -1062,7 +1056,8 @@ impl SweepStep<'_> {
         &self,
         comm: &'a C,
         (factors, partial): (&Tiles<'_, T>, &mut [T]),
-        (piv, others, next, mine): (&[usize], &[usize], &[usize], Option<&[usize]>),
+        (piv, others, next): (&[usize], &[usize], &[usize]),
+        mine: Option<&[usize]>,
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
         outbox: &mut Outbox<'a, T, C>,
         par: Par,
