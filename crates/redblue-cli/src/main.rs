@@ -244,7 +244,21 @@ fn launch_mpi(_: &impl Job) -> Result<bool, String> {
     Err("--backend mpi needs a redblue built with `--features mpi`".into())
 }
 
+/// A reader that stops early (`redblue plan lu … | head -3`) ends the process quietly, as it
+/// ends any Unix tool, rather than a panic in the next `println!`: Rust starts programs with
+/// `SIGPIPE` ignored, so a write to a closed pipe returns an error that `println!` panics on.
+#[cfg(unix)]
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition at the start of `main`, before any
+    // thread is started; no handler of ours is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    end_quietly_on_a_closed_pipe();
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Gemm(args) => launch(args),

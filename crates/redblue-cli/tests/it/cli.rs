@@ -899,3 +899,29 @@ fn ooc_lu_reads_a_npy_file_keeps_its_files_and_leaves_the_input_alone() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.npy"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_reader_that_stops_early_ends_the_run_quietly_not_with_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    // The pipe's reading end closed before the run writes a line: every write fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    for args in [
+        &["plan", "lu", "--n", "4096", "--ranks", "4"][..],
+        &["plan", "cholesky", "--n", "512", "--ranks", "2"],
+        &["gemm", "--m", "40", "--n", "40", "--k", "40", "--reps", "1"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_redblue"))
+            .args(args)
+            .stdout(Stdio::from(writer.try_clone().unwrap()))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+        // Ended by `SIGPIPE` (13 on Linux and the BSDs), as `cat` or `ls` would be.
+        assert_eq!(out.status.signal(), Some(13), "{args:?}");
+    }
+}
