@@ -40,6 +40,7 @@ mod error;
 mod gemm;
 mod gemmt;
 mod lu;
+mod narrow;
 mod norms;
 mod par;
 pub mod reference;

@@ -21,7 +21,7 @@ pub trait KernelScalar: Scalar + ComplexField<Real = <Self as Scalar>::Real> + S
 mod sealed {
     /// Seals [`super::KernelScalar`], and carries the system BLAS / LAPACK entry points
     /// (which take "not taken" without the `blas` feature).
-    pub trait Sealed: crate::system::System {}
+    pub trait Sealed: crate::system::System + crate::narrow::Narrow {}
 }
 use sealed::Sealed;
 
