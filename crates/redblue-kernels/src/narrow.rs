@@ -1,15 +1,20 @@
-//! Narrow products `C = accum(C) + alpha·A·B` with few columns (`B` is `k × n`, `n ≤ 16`):
-//! the shape of a triangular solve's updates with a handful of right-hand sides. Read straight
-//! from `A`'s columns, without the packed copy of `A` a general kernel makes, which costs as
-//! much as the product when only `n` columns use it.
+//! Narrow products `C = accum(C) + alpha·A·B` — tall ones with few columns (`C` is `m × n`,
+//! `n ≤ 16`) and short, wide ones with few rows (`m ≤ 16`): the shapes of a triangular solve's
+//! updates with a handful of right-hand sides, straight and transposed. The large operand is
+//! read where it is, without the packed copy a general kernel makes, which costs as much as
+//! the product when only 16 columns (or rows) use it.
 //!
-//! The f64 kernel works on `24 × 8` tiles of `C` in AVX-512 registers (three vectors of `A`
-//! and a broadcast of `B` per multiply-add step), reading each `24 × k` strip of `A` once for
-//! the first eight columns (and from L1 for the next eight) and fetching the strip a few ahead
-//! as it goes: `A`'s columns are `k` separate streams that the hardware prefetcher does not
-//! follow far enough. One core of a Zen 5, `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over
-//! 32 column blocks of a `4096 × 2048` factor: 62–65 GFLOP/s, the general kernel 50–53 and
-//! without the prefetch 45. The other scalars, other CPUs and other shapes take the general
+//! f64 on an AVX-512 CPU only. A tall product works on `24 × 8` tiles of `C` in registers
+//! (three vectors of `A`'s column and a broadcast of `B` per multiply-add step), reading each
+//! `24 × k` strip of `A` for the first eight columns and again (mostly from the cache) for the
+//! next eight, and fetching the strip eight ahead as it goes: `A`'s `k` columns are separate
+//! streams the hardware prefetcher does not follow far enough. A wide product works on
+//! `16 × 12` tiles (`A`'s 16 rows packed, two masked vectors; `B`'s columns broadcast, each
+//! read in order), fetching the columns two tiles ahead. One core of a Zen 5,
+//! `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a `4096 × 2048`
+//! factor: 62–65 GFLOP/s against the `gemm` crate's 50–58 (and 45 without the fetching ahead;
+//! with a leading dimension of 4080 instead of 4096 it reaches 83–90, as the columns of a
+//! strip then do not share the cache's sets). Other scalars, CPUs and shapes take the general
 //! path ([`Narrow::narrow_matmul`] answers "not taken").
 
 use crate::Par;
@@ -44,17 +49,30 @@ impl Narrow for redblue_core::Complex<f64> {}
 /// Rows of `C` in a tile of the f64 kernel (three AVX-512 vectors).
 const TILE_ROWS: usize = 24;
 
-/// Whether the f64 kernel takes a product of `m × n` (depth `k`) with these strides: narrow,
-/// tall enough to pay for itself, `A` and `C` column-major (row stride 1), one thread, an
-/// AVX-512 CPU.
-fn takes(m: usize, n: usize, k: usize, unit_rows: bool, par: Par) -> bool {
-    (1..=NARROW_COLS).contains(&n)
-        && m >= 2 * TILE_ROWS
-        && k >= 8
-        && unit_rows
-        && par.degree() == 1
-        && crate::simd::isa() == crate::simd::Isa::V4
+/// Whether `C` (`m × n`, depth `k`) is tall and narrow — at most 16 columns, at least two
+/// tiles of rows — or short and wide — at most 16 rows, at least two tiles of columns (the
+/// transposed form a solve multiplies in).
+fn shape(m: usize, n: usize, k: usize) -> Option<Shape> {
+    if k < 8 {
+        None
+    } else if (1..=NARROW_COLS).contains(&n) && m >= 2 * TILE_ROWS {
+        Some(Shape::Tall)
+    } else if (1..=NARROW_COLS).contains(&m) && n >= 2 * TILE_COLS {
+        Some(Shape::Wide)
+    } else {
+        None
+    }
 }
+
+/// The two shapes the f64 kernel takes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Shape {
+    Tall,
+    Wide,
+}
+
+/// Columns of `C` in a tile of a short, wide product (rows: at most 16, two vectors).
+const TILE_COLS: usize = 12;
 
 impl Narrow for f64 {
     fn narrow_matmul(
@@ -66,11 +84,21 @@ impl Narrow for f64 {
         par: Par,
     ) -> bool {
         let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.ncols());
-        let unit_rows = lhs.row_stride() == 1 && dst.row_stride() == 1;
-        if !takes(m, n, k, unit_rows, par) {
+        let Some(shape) = shape(m, n, k) else {
+            return false;
+        };
+        // `A` (tall) or `B` (wide) and `C` column-major, one thread, an AVX-512 CPU.
+        let read = match shape {
+            Shape::Tall => lhs.row_stride(),
+            Shape::Wide => rhs.row_stride(),
+        };
+        if read != 1
+            || dst.row_stride() != 1
+            || par.degree() != 1
+            || crate::simd::isa() != crate::simd::Isa::V4
+        {
             return false;
         }
-        let tiled = m / TILE_ROWS * TILE_ROWS;
         #[cfg(target_arch = "x86_64")]
         {
             let strides = |s: isize| usize::try_from(s).ok();
@@ -83,37 +111,64 @@ impl Narrow for f64 {
                 return false;
             };
             let add = accum == Accum::Add;
-            // SAFETY: `takes` checked AVX-512 on the running CPU; the views are live with the
-            // shapes and non-negative strides passed (`A` is `m × k`, `B` is `k × n`, `C` is
-            // `m × n`, the first two with row stride 1), `C` borrowed mutably, and the kernel
-            // reads and writes only rows `..tiled` of them.
-            unsafe {
-                x86::tiles_v4(
-                    (tiled, n, k),
-                    (lhs.as_ptr(), lda),
-                    (rhs.as_ptr(), rsb, csb),
-                    (dst.rb_mut().as_ptr_mut(), ldc),
-                    alpha,
-                    add,
-                );
+            match shape {
+                Shape::Tall => {
+                    let tiled = m / TILE_ROWS * TILE_ROWS;
+                    // SAFETY: AVX-512 checked above; the views are live with the shapes and
+                    // non-negative strides passed (`A` is `m × k`, `B` is `k × n`, `C` is
+                    // `m × n`, `A` and `C` with row stride 1), `C` borrowed mutably, and the
+                    // kernel reads and writes only rows `..tiled` of `A` and `C`.
+                    unsafe {
+                        x86::tiles_v4(
+                            (tiled, n, k),
+                            (lhs.as_ptr(), lda),
+                            (rhs.as_ptr(), rsb, csb),
+                            (dst.rb_mut().as_ptr_mut(), ldc),
+                            alpha,
+                            add,
+                        );
+                    }
+                    // The last `m mod 24` rows by the general small-product kernel.
+                    if tiled < m {
+                        faer::linalg::matmul::matmul(
+                            dst.subrows_mut(tiled, m - tiled),
+                            accum,
+                            lhs.subrows(tiled, m - tiled),
+                            rhs,
+                            alpha,
+                            faer::Par::Seq,
+                        );
+                    }
+                }
+                Shape::Wide => {
+                    // `A`'s columns of 16 rows (zeros below its `m`), one after the other.
+                    let mut packed = vec![0.0; 16 * k];
+                    for (p, column) in packed.chunks_exact_mut(16).enumerate() {
+                        for (i, x) in column.iter_mut().take(m).enumerate() {
+                            *x = lhs[(i, p)];
+                        }
+                    }
+                    // SAFETY: AVX-512 checked above; `packed` is `16 × k` contiguous, `B` is
+                    // `k × n` with row stride 1 and `C` is `m × n` with row stride 1, live, `C`
+                    // borrowed mutably; the kernel writes only `C`'s `m` rows.
+                    unsafe {
+                        x86::wide_v4(
+                            (m, n, k),
+                            packed.as_ptr(),
+                            (rhs.as_ptr(), csb),
+                            (dst.rb_mut().as_ptr_mut(), ldc),
+                            alpha,
+                            add,
+                        );
+                    }
+                }
             }
+            #[cfg(test)]
+            TAKEN.with(|t| t.set(t.get() + 1));
+            true
         }
         #[cfg(not(target_arch = "x86_64"))]
-        return false;
-        #[cfg(test)]
-        TAKEN.with(|t| t.set(t.get() + 1));
-        // The last `m mod 24` rows by the general small-product kernel.
-        if tiled < m {
-            faer::linalg::matmul::matmul(
-                dst.subrows_mut(tiled, m - tiled),
-                accum,
-                lhs.subrows(tiled, m - tiled),
-                rhs,
-                alpha,
-                faer::Par::Seq,
-            );
-        }
-        true
+        false
     }
 }
 
@@ -171,6 +226,123 @@ mod x86 {
                 }
                 if j < n {
                     tile(j).run::<1>();
+                }
+            }
+        }
+    }
+
+    /// How far ahead (in columns of `B`) a short, wide product fetches: two tiles.
+    const AHEAD_COLS: usize = 2 * super::TILE_COLS;
+
+    /// `C = accum(C) + alpha·A·B` for `C` `m × n` with `m ≤ 16`: every `m × 12` tile of `C`,
+    /// then the last `n mod 12` columns by tiles of 8, 4, 2 and 1 columns.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `a` is `16 × k` contiguous, `b` (`k × n`, row stride 1, column
+    /// stride `ldb`) and `c` (`m × n`, row stride 1, column stride `ldc`) are valid for those
+    /// shapes, `c` for writes and not overlapping the others; `m ≤ 16`.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
+    pub(super) unsafe fn wide_v4(
+        (m, n, k): (usize, usize, usize),
+        a: *const f64,
+        (b, ldb): (*const f64, usize),
+        (c, ldc): (*mut f64, usize),
+        alpha: f64,
+        add: bool,
+    ) {
+        let masks = [
+            ((1u16 << m.min(8)) - 1) as u8,
+            ((1u16 << m.saturating_sub(8).min(8)) - 1) as u8,
+        ];
+        // SAFETY: the tile's columns `j..j + W` lie inside `B` and `C`.
+        let tile = |j: usize| Wide {
+            k,
+            a,
+            b: (unsafe { b.add(j * ldb) }, ldb),
+            c: (unsafe { c.add(j * ldc) }, ldc),
+            masks,
+            alpha,
+            add,
+        };
+        let mut j = 0;
+        while j + super::TILE_COLS <= n {
+            // SAFETY: as above.
+            unsafe { tile(j).run::<{ super::TILE_COLS }>() };
+            j += super::TILE_COLS;
+        }
+        // SAFETY: as above.
+        unsafe {
+            if j + 8 <= n {
+                tile(j).run::<8>();
+                j += 8;
+            }
+            if j + 4 <= n {
+                tile(j).run::<4>();
+                j += 4;
+            }
+            if j + 2 <= n {
+                tile(j).run::<2>();
+                j += 2;
+            }
+            if j < n {
+                tile(j).run::<1>();
+            }
+        }
+    }
+
+    /// One `m × W` tile of a short, wide `C` (`m ≤ 16`, two masked vectors a column):
+    /// `C = accum(C) + alpha·A(16 × k)·B(k × W)`, fetching the columns of `B` `AHEAD_COLS`
+    /// to the right into the cache.
+    struct Wide {
+        k: usize,
+        a: *const f64,
+        b: (*const f64, usize),
+        c: (*mut f64, usize),
+        masks: [u8; 2],
+        alpha: f64,
+        add: bool,
+    }
+
+    impl Wide {
+        /// # Safety
+        /// As [`wide_v4`], for the tile's columns; called from it (AVX-512).
+        #[inline(always)]
+        unsafe fn run<const W: usize>(&self) {
+            let ((b, ldb), (c, ldc)) = (self.b, self.c);
+            // SAFETY: as the function's contract.
+            unsafe {
+                let mut acc = [[_mm512_setzero_pd(); 2]; W];
+                for p in 0..self.k {
+                    let ap = self.a.add(16 * p);
+                    let a0 = _mm512_loadu_pd(ap);
+                    let a1 = _mm512_loadu_pd(ap.add(8));
+                    if p % 8 == 0 {
+                        // A hint only: an address past the matrix is never read.
+                        let next = b.wrapping_add(AHEAD_COLS * ldb + p);
+                        for jj in 0..W {
+                            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(jj * ldb).cast::<i8>());
+                        }
+                    }
+                    for (jj, acc) in acc.iter_mut().enumerate() {
+                        let bb = _mm512_set1_pd(*b.add(p + jj * ldb));
+                        acc[0] = _mm512_fmadd_pd(a0, bb, acc[0]);
+                        acc[1] = _mm512_fmadd_pd(a1, bb, acc[1]);
+                    }
+                }
+                let alpha = _mm512_set1_pd(self.alpha);
+                for (jj, acc) in acc.iter().enumerate() {
+                    let cp = c.add(jj * ldc);
+                    for (q, (&v, &mask)) in acc.iter().zip(&self.masks).enumerate() {
+                        if mask == 0 {
+                            continue;
+                        }
+                        let v = _mm512_mul_pd(alpha, v);
+                        let out = match self.add {
+                            true => _mm512_add_pd(_mm512_maskz_loadu_pd(mask, cp.add(8 * q)), v),
+                            false => v,
+                        };
+                        _mm512_mask_storeu_pd(cp.add(8 * q), mask, out);
+                    }
                 }
             }
         }
@@ -295,27 +467,77 @@ mod tests {
         }
     }
 
-    /// Too wide, too short, shallow, threaded, `A` transposed: the general path.
+    /// Short, wide products (at most 16 rows: a solve's transposed form): every height,
+    /// widths around the tile's, `A` transposed (as the solve passes it) or not, `B` with a
+    /// leading dimension larger than its rows, and `beta` 0, 1 and other.
+    #[test]
+    fn short_wide_products_equal_the_reference_and_are_taken_on_avx512() {
+        let v4 = crate::simd::isa() == crate::simd::Isa::V4;
+        for m in 1..=16 {
+            for &(n, k) in &[(24, 8), (25, 64), (37, 9), (100, 65), (263, 33)] {
+                for (op_a, beta, alpha) in [
+                    (Op::Trans, 0.0, 1.0),
+                    (Op::NoTrans, 1.0, -1.0),
+                    (Op::Trans, 0.5, 2.0),
+                ] {
+                    let a = match op_a {
+                        Op::NoTrans => Mat::from_fn(m, k, |i, j| value(i, j, 0.1)),
+                        _ => Mat::from_fn(k, m, |i, j| value(j, i, 0.1)),
+                    };
+                    let ldb = k + 5;
+                    let b_data: Vec<f64> =
+                        (0..ldb * n).map(|x| value(x % ldb, x / ldb, 0.7)).collect();
+                    let b = MatRef::from_slice(&b_data, k, n, ldb).unwrap();
+                    let fill = if beta == 0.0 { f64::NAN } else { 0.25 };
+                    let mut c = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
+                    let mut want = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
+                    let before = taken();
+                    let (a, nt) = (a.as_ref(), Op::NoTrans);
+                    gemm(alpha, a, op_a, b, nt, beta, c.as_mut(), Par::Seq).unwrap();
+                    reference::gemm(alpha, a, op_a, b, nt, beta, want.as_mut()).unwrap();
+                    for i in 0..m {
+                        for j in 0..n {
+                            let (x, y) = (c[(i, j)], want[(i, j)]);
+                            let close = (x - y).abs() <= 1e-12 * (1.0 + y.abs());
+                            assert!(close, "{m}×{n}×{k} ({i}, {j}): {x} against {y}");
+                        }
+                    }
+                    assert_eq!(taken() > before, v4, "{m}×{n}×{k}");
+                }
+            }
+        }
+    }
+
+    /// Too wide, too short, shallow, threaded, the streamed operand transposed: the general
+    /// path.
     #[test]
     fn other_products_are_not_taken() {
         let nt = Op::NoTrans;
         let before = taken();
-        for (m, n, k, op_a, par) in [
-            (64, 17, 16, nt, Par::Seq),
-            (47, 8, 16, nt, Par::Seq),
-            (64, 8, 7, nt, Par::Seq),
-            (64, 8, 16, nt, Par::Threads(2)),
-            (64, 8, 16, Op::Trans, Par::Seq),
+        let tr = Op::Trans;
+        for (m, n, k, op_a, op_b, par) in [
+            (64, 17, 16, nt, nt, Par::Seq),
+            (47, 8, 16, nt, nt, Par::Seq),
+            (64, 8, 7, nt, nt, Par::Seq),
+            (64, 8, 16, nt, nt, Par::Threads(2)),
+            (64, 8, 16, tr, nt, Par::Seq),
+            (17, 40, 16, nt, nt, Par::Seq),
+            (16, 23, 16, nt, nt, Par::Seq),
+            (16, 40, 16, nt, tr, Par::Seq),
         ] {
             let a = match op_a {
                 Op::NoTrans => Mat::from_fn(m, k, |i, j| value(i, j, 0.1)),
                 _ => Mat::from_fn(k, m, |i, j| value(j, i, 0.1)),
             };
-            let b = Mat::from_fn(k, n, |i, j| value(i, j, 0.2));
+            let b = match op_b {
+                Op::NoTrans => Mat::from_fn(k, n, |i, j| value(i, j, 0.2)),
+                _ => Mat::from_fn(n, k, |i, j| value(j, i, 0.2)),
+            };
             let mut c = Mat::<f64>::zeros(m, n);
             let mut want = Mat::<f64>::zeros(m, n);
-            gemm(1.0, a.as_ref(), op_a, b.as_ref(), nt, 0.0, c.as_mut(), par).unwrap();
-            reference::gemm(1.0, a.as_ref(), op_a, b.as_ref(), nt, 0.0, want.as_mut()).unwrap();
+            let (a, b) = (a.as_ref(), b.as_ref());
+            gemm(1.0, a, op_a, b, op_b, 0.0, c.as_mut(), par).unwrap();
+            reference::gemm(1.0, a, op_a, b, op_b, 0.0, want.as_mut()).unwrap();
             assert!((0..m).all(|i| (0..n).all(|j| (c[(i, j)] - want[(i, j)]).abs() < 1e-12)));
         }
         assert_eq!(taken(), before);
