@@ -12,9 +12,9 @@
 //! `16 × 12` tiles (`A`'s 16 rows packed, two masked vectors; `B`'s columns broadcast, each
 //! read in order), fetching the columns two tiles ahead. One core of a Zen 5,
 //! `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a `4096 × 2048`
-//! factor: 62–65 GFLOP/s against the `gemm` crate's 50–58 (and 45 without the fetching ahead;
-//! with a leading dimension of 4080 instead of 4096 it reaches 83–90, as the columns of a
-//! strip then do not share the cache's sets). Other scalars, CPUs and shapes take the general
+//! factor: 60–63 GFLOP/s against the `gemm` crate's 50–53 (45 without fetching ahead; 69–74
+//! with a leading dimension of 4080, whose strips' columns do not share the cache's sets as
+//! 4096's do). Other scalars, CPUs and shapes take the general
 //! path ([`Narrow::narrow_matmul`] answers "not taken").
 
 use crate::Par;
