@@ -10,7 +10,7 @@
  *                                                of one untimed pdgetrf_ or pdpotrf_ call),
  *                                                or gesv or posv (16 right-hand sides);
  *                                                potrf-u, potrs-u, posv-u: UPLO = U;
- *                                                getrs-t: TRANS = T
+ *                                                getrs-t: TRANS = T; gemm-t: TRANSA = T
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
  *                                                of that order (R, row-major, by default) and
  *                                                prints "check ROUTINE RESIDUAL ok|FAILED"
@@ -152,7 +152,7 @@ static int timed(const char *name, int n, int nb, int reps) {
     } else if (strcmp(routine, "posv") == 0) {
       pdposv_(uplo, &n, &nrhs, a.a, &one, &one, a.desc, x.a, &one, &one, x.desc, &info);
     } else if (strcmp(routine, "gemm") == 0) {
-      pdgemm_("N", "N", &n, &n, &n, &alpha, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc,
+      pdgemm_(trans, "N", &n, &n, &n, &alpha, a.a, &one, &one, a.desc, b.a, &one, &one, b.desc,
               &beta, c.a, &one, &one, c.desc);
     } else if (strcmp(routine, "getrf") == 0) {
       pdgetrf_(&n, &n, a.a, &one, &one, a.desc, ipiv, &info);
