@@ -134,8 +134,8 @@ pub(crate) fn transpose_copy<T: Copy>(src: faer::MatRef<'_, T>, mut dst: faer::M
 ///
 /// `C` is scaled by `beta` first (unless `beta` is 0 or 1), then the product is added to it (or
 /// written, when `beta = 0`) by the crate's matmul with `par` threads: the `gemm` crate's
-/// kernels for large products, faer's for small ones, the crate's own for narrow f64 ones on
-/// an AVX-512 CPU (at most 16 columns, `A` column-major: a solve's updates), the system's
+/// kernels for large products, faer's for small ones, the crate's own for narrow real ones on
+/// an AVX-512 or AVX2 CPU (at most 16 columns or rows: a solve's updates), the system's
 /// `?gemm` with the `blas` feature.
 ///
 /// # Errors

@@ -4,27 +4,29 @@
 //! read where it is, without the packed copy a general kernel makes, which costs as much as
 //! the product when only 16 columns (or rows) use it.
 //!
-//! f64 on an AVX-512 CPU only. A tall product works on `24 × 8` tiles of `C` in registers
-//! (three vectors of `A`'s column and a broadcast of `B` per multiply-add step), reading each
-//! `24 × k` strip of `A` for the first eight columns and again (mostly from the cache) for the
-//! next eight, and fetching the strip eight ahead as it goes: `A`'s `k` columns are separate
-//! streams the hardware prefetcher does not follow far enough. A wide product works on
-//! `16 × 12` tiles (`A`'s 16 rows packed, two masked vectors; `B`'s columns broadcast, each
-//! read in order), fetching the columns two tiles ahead. One core of a Zen 5,
-//! `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a `4096 × 2048`
-//! factor: 60–63 GFLOP/s against the `gemm` crate's 50–53 (45 without fetching ahead; 69–74
-//! with a leading dimension of 4080, whose strips' columns do not share the cache's sets as
-//! 4096's do). Other scalars, CPUs and shapes take the general
-//! path ([`Narrow::narrow_matmul`] answers "not taken").
+//! f32 and f64 on CPUs with AVX-512 or AVX2 + FMA. A tall product works on tiles of `C` in
+//! registers, three vectors of a column of `A` and a broadcast of `B` per multiply-add step
+//! (`24 × 8` tiles for f64 on AVX-512, `48 × 8` for f32, `12 × 4` and `24 × 4` on AVX2), each
+//! strip of `A` read for the first tile of columns and again, mostly from the cache, for the
+//! next; it fetches the strip eight below into the cache as it goes: `A`'s `k` columns are
+//! separate streams the hardware prefetcher does not follow far enough. A wide product works
+//! on tiles of 16 (or 8) rows and 12, 24 or 6 columns (`A`'s rows packed, `B`'s columns
+//! broadcast, each read in order), fetching the columns two tiles to the right. One core of a
+//! Zen 5, f64, `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a
+//! `4096 × 2048` factor: 60–63 GFLOP/s against the `gemm` crate's 50–53 (45 without fetching
+//! ahead; 69–74 with a leading dimension of 4080, whose strips' columns do not share the
+//! cache's sets as 4096's do). Complex scalars, other CPUs, threaded calls and other shapes
+//! take the general path ([`Narrow::narrow_matmul`] answers "not taken").
 
-use crate::Par;
+use crate::simd::{isa, Isa};
+use crate::{KernelScalar, Par};
 use faer::prelude::ReborrowMut;
 use faer::{Accum, Conj};
 
-/// At most this many columns of `C` make a product narrow.
+/// At most this many columns (tall) or rows (wide) of `C` make a product narrow.
 pub(crate) const NARROW_COLS: usize = 16;
 
-/// The per-scalar narrow product: "not taken" (`false`) by default; f64 implements it.
+/// The per-scalar narrow product: "not taken" (`false`) by default; f32 and f64 implement it.
 pub trait Narrow: Sized {
     /// `dst = accum(dst) + alpha·lhs·rhs` when the product is narrow and this scalar has a
     /// narrow kernel for the running CPU; `false` (nothing written) otherwise. Callers have
@@ -42,373 +44,489 @@ pub trait Narrow: Sized {
     }
 }
 
-impl Narrow for f32 {}
 impl Narrow for redblue_core::Complex<f32> {}
 impl Narrow for redblue_core::Complex<f64> {}
 
-/// Rows of `C` in a tile of the f64 kernel (three AVX-512 vectors).
-const TILE_ROWS: usize = 24;
+/// A tall kernel: `C = accum(C) + alpha·A·B` for `m` a multiple of its tile's rows (`C` and
+/// `A` column-major: `(m, n, k)`, `A` and its column stride, `B` and its row and column
+/// strides, `C` and its column stride, `alpha`, whether to add to `C`).
+type TallFn<T> = unsafe fn(
+    (usize, usize, usize),
+    (*const T, usize),
+    (*const T, usize, usize),
+    (*mut T, usize),
+    T,
+    bool,
+);
 
-/// Whether `C` (`m × n`, depth `k`) is tall and narrow — at most 16 columns, at least two
-/// tiles of rows — or short and wide — at most 16 rows, at least two tiles of columns (the
-/// transposed form a solve multiplies in).
-fn shape(m: usize, n: usize, k: usize) -> Option<Shape> {
-    if k < 8 {
-        None
-    } else if (1..=NARROW_COLS).contains(&n) && m >= 2 * TILE_ROWS {
-        Some(Shape::Tall)
-    } else if (1..=NARROW_COLS).contains(&m) && n >= 2 * TILE_COLS {
-        Some(Shape::Wide)
-    } else {
-        None
-    }
+/// A wide kernel: the same for `m` at most its tile's rows, `A` packed (`rows × k`
+/// contiguous, zeros below `m`) and `B` column-major (its column stride).
+type WideFn<T> =
+    unsafe fn((usize, usize, usize), *const T, (*const T, usize), (*mut T, usize), T, bool);
+
+/// One scalar's narrow kernels on one CPU, and their tiles' geometry.
+struct Kernels<T> {
+    /// Rows of a tall tile.
+    tall_rows: usize,
+    /// Rows a wide kernel takes at once (its packed `A`'s height).
+    wide_rows: usize,
+    /// Columns of a wide tile.
+    wide_cols: usize,
+    tall: TallFn<T>,
+    wide: WideFn<T>,
 }
 
-/// The two shapes the f64 kernel takes.
+/// The two shapes the kernels take.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Shape {
     Tall,
     Wide,
 }
 
-/// Columns of `C` in a tile of a short, wide product (rows: at most 16, two vectors).
-const TILE_COLS: usize = 12;
-
-impl Narrow for f64 {
-    fn narrow_matmul(
-        mut dst: faer::MatMut<'_, f64>,
-        accum: Accum,
-        (lhs, _): (faer::MatRef<'_, f64>, Conj),
-        (rhs, _): (faer::MatRef<'_, f64>, Conj),
-        alpha: f64,
-        par: Par,
-    ) -> bool {
-        let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.ncols());
-        let Some(shape) = shape(m, n, k) else {
-            return false;
-        };
-        // `A` (tall) or `B` (wide) and `C` column-major, one thread, an AVX-512 CPU.
-        let read = match shape {
-            Shape::Tall => lhs.row_stride(),
-            Shape::Wide => rhs.row_stride(),
-        };
-        if read != 1
-            || dst.row_stride() != 1
-            || par.degree() != 1
-            || crate::simd::isa() != crate::simd::Isa::V4
-        {
-            return false;
-        }
-        #[cfg(target_arch = "x86_64")]
-        {
-            let strides = |s: isize| usize::try_from(s).ok();
-            let (Some(lda), Some(ldc), Some(rsb), Some(csb)) = (
-                strides(lhs.col_stride()),
-                strides(dst.col_stride()),
-                strides(rhs.row_stride()),
-                strides(rhs.col_stride()),
-            ) else {
-                return false;
-            };
-            let add = accum == Accum::Add;
-            match shape {
-                Shape::Tall => {
-                    let tiled = m / TILE_ROWS * TILE_ROWS;
-                    // SAFETY: AVX-512 checked above; the views are live with the shapes and
-                    // non-negative strides passed (`A` is `m × k`, `B` is `k × n`, `C` is
-                    // `m × n`, `A` and `C` with row stride 1), `C` borrowed mutably, and the
-                    // kernel reads and writes only rows `..tiled` of `A` and `C`.
-                    unsafe {
-                        x86::tiles_v4(
-                            (tiled, n, k),
-                            (lhs.as_ptr(), lda),
-                            (rhs.as_ptr(), rsb, csb),
-                            (dst.rb_mut().as_ptr_mut(), ldc),
-                            alpha,
-                            add,
-                        );
-                    }
-                    // The last `m mod 24` rows by the general small-product kernel.
-                    if tiled < m {
-                        faer::linalg::matmul::matmul(
-                            dst.subrows_mut(tiled, m - tiled),
-                            accum,
-                            lhs.subrows(tiled, m - tiled),
-                            rhs,
-                            alpha,
-                            faer::Par::Seq,
-                        );
-                    }
-                }
-                Shape::Wide => {
-                    // `A`'s columns of 16 rows (zeros below its `m`), one after the other.
-                    let mut packed = vec![0.0; 16 * k];
-                    for (p, column) in packed.chunks_exact_mut(16).enumerate() {
-                        for (i, x) in column.iter_mut().take(m).enumerate() {
-                            *x = lhs[(i, p)];
-                        }
-                    }
-                    // SAFETY: AVX-512 checked above; `packed` is `16 × k` contiguous, `B` is
-                    // `k × n` with row stride 1 and `C` is `m × n` with row stride 1, live, `C`
-                    // borrowed mutably; the kernel writes only `C`'s `m` rows.
-                    unsafe {
-                        x86::wide_v4(
-                            (m, n, k),
-                            packed.as_ptr(),
-                            (rhs.as_ptr(), csb),
-                            (dst.rb_mut().as_ptr_mut(), ldc),
-                            alpha,
-                            add,
-                        );
-                    }
-                }
-            }
-            #[cfg(test)]
-            TAKEN.with(|t| t.set(t.get() + 1));
-            true
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        false
+/// Whether `C` (`m × n`, depth `k`) is tall and narrow — at most 16 columns, at least two
+/// tiles of rows — or short and wide — at most 16 rows, at least two tiles of columns.
+fn shape<T>(kernels: &Kernels<T>, m: usize, n: usize, k: usize) -> Option<Shape> {
+    if k < 8 {
+        None
+    } else if (1..=NARROW_COLS).contains(&n) && m >= 2 * kernels.tall_rows {
+        Some(Shape::Tall)
+    } else if (1..=NARROW_COLS).contains(&m) && n >= 2 * kernels.wide_cols {
+        Some(Shape::Wide)
+    } else {
+        None
     }
 }
 
+/// The narrow product with `kernels` (none: not taken): `A` (tall) or `B` (wide) and `C`
+/// column-major, one thread.
+fn narrow_with<T: KernelScalar>(
+    kernels: Option<Kernels<T>>,
+    mut dst: faer::MatMut<'_, T>,
+    accum: Accum,
+    lhs: faer::MatRef<'_, T>,
+    rhs: faer::MatRef<'_, T>,
+    alpha: T,
+    par: Par,
+) -> bool {
+    let Some(kernels) = kernels else {
+        return false;
+    };
+    let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.ncols());
+    let Some(shape) = shape(&kernels, m, n, k) else {
+        return false;
+    };
+    let read = match shape {
+        Shape::Tall => lhs.row_stride(),
+        Shape::Wide => rhs.row_stride(),
+    };
+    let strides = |s: isize| usize::try_from(s).ok();
+    let (Some(lda), Some(ldc), Some(rsb), Some(csb)) = (
+        strides(lhs.col_stride()),
+        strides(dst.col_stride()),
+        strides(rhs.row_stride()),
+        strides(rhs.col_stride()),
+    ) else {
+        return false;
+    };
+    if read != 1 || dst.row_stride() != 1 || par.degree() != 1 {
+        return false;
+    }
+    let add = accum == Accum::Add;
+    match shape {
+        Shape::Tall => {
+            let tiled = m / kernels.tall_rows * kernels.tall_rows;
+            // SAFETY: `kernels` is for the running CPU's features; the views are live with the
+            // shapes and non-negative strides passed (`A` is `m × k`, `B` is `k × n`, `C` is
+            // `m × n`, `A` and `C` with row stride 1), `C` borrowed mutably, and the kernel
+            // reads and writes only rows `..tiled` of `A` and `C`.
+            unsafe {
+                (kernels.tall)(
+                    (tiled, n, k),
+                    (lhs.as_ptr(), lda),
+                    (rhs.as_ptr(), rsb, csb),
+                    (dst.rb_mut().as_ptr_mut(), ldc),
+                    alpha,
+                    add,
+                );
+            }
+            // The last rows by the general small-product kernel.
+            if tiled < m {
+                faer::linalg::matmul::matmul(
+                    dst.subrows_mut(tiled, m - tiled),
+                    accum,
+                    lhs.subrows(tiled, m - tiled),
+                    rhs,
+                    alpha,
+                    faer::Par::Seq,
+                );
+            }
+        }
+        Shape::Wide => {
+            let rows = kernels.wide_rows;
+            let mut packed = vec![T::zero(); rows * k];
+            for r0 in (0..m).step_by(rows) {
+                let h = rows.min(m - r0);
+                // Rows `r0..r0 + h` of `A`, a column after the other (zeros below `h`).
+                for (p, column) in packed.chunks_exact_mut(rows).enumerate() {
+                    for (i, x) in column.iter_mut().take(h).enumerate() {
+                        *x = lhs[(r0 + i, p)];
+                    }
+                }
+                // SAFETY: `kernels` is for the running CPU's features; `packed` is
+                // `rows × k` contiguous, `B` is `k × n` with row stride 1 and `C`'s rows
+                // `r0..r0 + h` are `h × n` with row stride 1, live, `C` borrowed mutably.
+                unsafe {
+                    (kernels.wide)(
+                        (h, n, k),
+                        packed.as_ptr(),
+                        (rhs.as_ptr(), csb),
+                        (dst.rb_mut().subrows_mut(r0, h).as_ptr_mut(), ldc),
+                        alpha,
+                        add,
+                    );
+                }
+            }
+        }
+    }
+    #[cfg(test)]
+    TAKEN.with(|t| t.set(t.get() + 1));
+    true
+}
+
+/// Implements [`Narrow`] for a real scalar with the kernels of `mod x86` named for it.
+macro_rules! narrow_for {
+    ($t:ty, $v4:ident, $v3:ident) => {
+        impl Narrow for $t {
+            fn narrow_matmul(
+                dst: faer::MatMut<'_, $t>,
+                accum: Accum,
+                (lhs, _): (faer::MatRef<'_, $t>, Conj),
+                (rhs, _): (faer::MatRef<'_, $t>, Conj),
+                alpha: $t,
+                par: Par,
+            ) -> bool {
+                let kernels = kernels_for(isa(), kernels_of!($v4), kernels_of!($v3));
+                narrow_with(kernels, dst, accum, lhs, rhs, alpha, par)
+            }
+        }
+    };
+}
+
+/// The [`Kernels`] of one module of `mod x86`.
+macro_rules! kernels_of {
+    ($m:ident) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            Some(Kernels {
+                tall_rows: x86::$m::TALL_ROWS,
+                wide_rows: x86::$m::WIDE_ROWS,
+                wide_cols: x86::$m::WIDE_COLS,
+                tall: x86::$m::tall,
+                wide: x86::$m::wide,
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            None
+        }
+    }};
+}
+
+/// The kernels for `isa`: AVX-512's, AVX2's, or none.
+fn kernels_for<T>(isa: Isa, v4: Option<Kernels<T>>, v3: Option<Kernels<T>>) -> Option<Kernels<T>> {
+    match isa {
+        Isa::V4 => v4,
+        Isa::V3 => v3,
+        Isa::Base => None,
+    }
+}
+
+narrow_for!(f64, v4_f64, v3_f64);
+narrow_for!(f32, v4_f32, v3_f32);
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use std::arch::x86_64::*;
+    /// One scalar's kernels on one instruction set: `$t` in vectors `$v` of `$lanes`, through
+    /// the intrinsics named; tall tiles of `$tv` vectors by the widths `[$tw…]` (the first
+    /// repeated, the others once each, for the last columns), wide tiles of `$wv` vectors by
+    /// the widths `[$ww…]`.
+    macro_rules! kernels {
+        (
+            $name:ident, $t:ty, $feature:literal, $v:ty, $lanes:expr,
+            $zero:ident, $load:ident, $store:ident, $splat:ident, $fma:ident, $mul:ident, $add:ident,
+            tall: $tv:expr, [$tw0:literal $(, $tw:literal)*],
+            wide: $wv:expr, [$ww0:literal $(, $ww:literal)*]
+        ) => {
+            pub(super) mod $name {
+                // `j + 1 <= n`: the last of the widths is 1.
+                #![allow(clippy::int_plus_one)]
+                use std::arch::x86_64::*;
 
-    /// How far ahead (in rows of `A`) the strip is fetched: eight strips.
-    const AHEAD: usize = 8 * super::TILE_ROWS;
+                /// Rows of a tall tile.
+                pub(in super::super) const TALL_ROWS: usize = $tv * $lanes;
+                /// Rows a wide tile takes.
+                pub(in super::super) const WIDE_ROWS: usize = $wv * $lanes;
+                /// Columns of a wide tile.
+                pub(in super::super) const WIDE_COLS: usize = $ww0;
+                /// How far ahead (rows of `A`) a tall product fetches: eight strips.
+                const AHEAD: usize = 8 * TALL_ROWS;
+                /// How far ahead (columns of `B`) a wide product fetches: two tiles.
+                const AHEAD_COLS: usize = 2 * WIDE_COLS;
+                /// Elements in a cache line.
+                const LINE: usize = 64 / size_of::<$t>();
 
-    /// `C = accum(C) + alpha·A·B` for `m` a multiple of 24: every `24 × 8` tile of `C`, then
-    /// the last `n mod 8` columns by tiles of 4, 2 and 1 columns.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F; `a` (`m × k`, column stride `lda`), `b` (`k × n`, strides `rsb`,
-    /// `csb`) and `c` (`m × n`, column stride `ldc`) are valid for those shapes, `c` for
-    /// writes and not overlapping the others.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
-    pub(super) unsafe fn tiles_v4(
-        (m, n, k): (usize, usize, usize),
-        (a, lda): (*const f64, usize),
-        b: (*const f64, usize, usize),
-        (c, ldc): (*mut f64, usize),
-        alpha: f64,
-        add: bool,
-    ) {
-        let csb = b.2;
-        for i in (0..m).step_by(super::TILE_ROWS) {
-            // SAFETY: the tile's rows `i..i + 24` and columns `j..j + W` lie inside `A`, `B`
-            // and `C`; a strip's first tile fetches ahead.
-            let tile = |j: usize| Tile {
-                k,
-                a: unsafe { (a.add(i), lda) },
-                b: unsafe { (b.0.add(j * csb), b.1, csb) },
-                c: unsafe { (c.add(i + j * ldc), ldc) },
-                alpha,
-                add,
-                ahead: j == 0,
-            };
-            let mut j = 0;
-            while j + 8 <= n {
-                // SAFETY: as above.
-                unsafe { tile(j).run::<8>() };
-                j += 8;
+                /// `C = accum(C) + alpha·A·B` for `m` a multiple of [`TALL_ROWS`], tile by
+                /// tile.
+                ///
+                /// # Safety
+                /// The CPU has the instruction set; `a` (`m × k`, column stride `lda`), `b`
+                /// (`k × n`, strides `rsb`, `csb`) and `c` (`m × n`, column stride `ldc`) are
+                /// valid for those shapes, `c` for writes and not overlapping the others.
+                #[target_feature(enable = $feature)]
+                pub(in super::super) unsafe fn tall(
+                    (m, n, k): (usize, usize, usize),
+                    (a, lda): (*const $t, usize),
+                    (b, rsb, csb): (*const $t, usize, usize),
+                    (c, ldc): (*mut $t, usize),
+                    alpha: $t,
+                    add: bool,
+                ) {
+                    for i in (0..m).step_by(TALL_ROWS) {
+                        // SAFETY: the tile's rows `i..i + TALL_ROWS` and columns
+                        // `j..j + W` lie inside `A`, `B` and `C`; a strip's first tile
+                        // fetches ahead.
+                        let tile = |j: usize| Tall {
+                            k,
+                            a: (unsafe { a.add(i) }, lda),
+                            b: (unsafe { b.add(j * csb) }, rsb, csb),
+                            c: (unsafe { c.add(i + j * ldc) }, ldc),
+                            alpha,
+                            add,
+                            ahead: j == 0,
+                        };
+                        let mut j = 0;
+                        while j + $tw0 <= n {
+                            // SAFETY: as above.
+                            unsafe { tile(j).run::<$tw0>() };
+                            j += $tw0;
+                        }
+                        $(
+                            if j + $tw <= n {
+                                // SAFETY: as above.
+                                unsafe { tile(j).run::<$tw>() };
+                                j += $tw;
+                            }
+                        )*
+                    }
+                }
+
+                /// One tall tile: `C = accum(C) + alpha·A(TALL_ROWS × k)·B(k × W)`,
+                /// fetching the strip [`AHEAD`] rows below when `ahead`.
+                struct Tall {
+                    k: usize,
+                    a: (*const $t, usize),
+                    b: (*const $t, usize, usize),
+                    c: (*mut $t, usize),
+                    alpha: $t,
+                    add: bool,
+                    ahead: bool,
+                }
+
+                impl Tall {
+                    /// # Safety
+                    /// As [`tall`], for the tile's rows and columns; called from it.
+                    #[inline(always)]
+                    unsafe fn run<const W: usize>(&self) {
+                        let ((a, lda), (b, rsb, csb), (c, ldc)) = (self.a, self.b, self.c);
+                        // SAFETY: as the function's contract.
+                        unsafe {
+                            let zero = $zero();
+                            let mut acc = [[zero; $tv]; W];
+                            let mut column = [zero; $tv];
+                            for p in 0..self.k {
+                                let ap = a.add(p * lda);
+                                for (q, x) in column.iter_mut().enumerate() {
+                                    *x = $load(ap.add(q * $lanes));
+                                }
+                                if self.ahead {
+                                    // A hint only: an address past the matrix is never read.
+                                    let next = ap.wrapping_add(AHEAD);
+                                    for l in (0..TALL_ROWS).step_by(LINE) {
+                                        _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(l).cast::<i8>());
+                                    }
+                                }
+                                let bp = b.add(p * rsb);
+                                for (jj, acc) in acc.iter_mut().enumerate() {
+                                    let bb = $splat(*bp.add(jj * csb));
+                                    for (x, &y) in acc.iter_mut().zip(&column) {
+                                        *x = $fma(y, bb, *x);
+                                    }
+                                }
+                            }
+                            let alpha = $splat(self.alpha);
+                            for (jj, acc) in acc.iter().enumerate() {
+                                let cp = c.add(jj * ldc);
+                                for (q, &v) in acc.iter().enumerate() {
+                                    let v = $mul(alpha, v);
+                                    let out = match self.add {
+                                        true => $add($load(cp.add(q * $lanes)), v),
+                                        false => v,
+                                    };
+                                    $store(cp.add(q * $lanes), out);
+                                }
+                            }
+                        }
+                    }
+                }
+
+                /// `C = accum(C) + alpha·A·B` for `C` `m × n` with `m ≤ WIDE_ROWS`, tile by
+                /// tile.
+                ///
+                /// # Safety
+                /// The CPU has the instruction set; `a` is `WIDE_ROWS × k` contiguous, `b`
+                /// (`k × n`, row stride 1, column stride `ldb`) and `c` (`m × n`, row stride
+                /// 1, column stride `ldc`) are valid for those shapes, `c` for writes and not
+                /// overlapping the others.
+                #[target_feature(enable = $feature)]
+                pub(in super::super) unsafe fn wide(
+                    (m, n, k): (usize, usize, usize),
+                    a: *const $t,
+                    (b, ldb): (*const $t, usize),
+                    (c, ldc): (*mut $t, usize),
+                    alpha: $t,
+                    add: bool,
+                ) {
+                    // SAFETY: the tile's columns `j..j + W` lie inside `B` and `C`.
+                    let tile = |j: usize| Wide {
+                        k,
+                        m,
+                        a,
+                        b: (unsafe { b.add(j * ldb) }, ldb),
+                        c: (unsafe { c.add(j * ldc) }, ldc),
+                        alpha,
+                        add,
+                    };
+                    let mut j = 0;
+                    while j + $ww0 <= n {
+                        // SAFETY: as above.
+                        unsafe { tile(j).run::<$ww0>() };
+                        j += $ww0;
+                    }
+                    $(
+                        if j + $ww <= n {
+                            // SAFETY: as above.
+                            unsafe { tile(j).run::<$ww>() };
+                            j += $ww;
+                        }
+                    )*
+                }
+
+                /// One wide tile: `C = accum(C) + alpha·A(m × k)·B(k × W)`, fetching the
+                /// columns of `B` [`AHEAD_COLS`] to the right.
+                struct Wide {
+                    k: usize,
+                    m: usize,
+                    a: *const $t,
+                    b: (*const $t, usize),
+                    c: (*mut $t, usize),
+                    alpha: $t,
+                    add: bool,
+                }
+
+                impl Wide {
+                    /// # Safety
+                    /// As [`wide`], for the tile's columns; called from it.
+                    #[inline(always)]
+                    unsafe fn run<const W: usize>(&self) {
+                        let ((b, ldb), (c, ldc)) = (self.b, self.c);
+                        // SAFETY: as the function's contract.
+                        unsafe {
+                            let zero = $zero();
+                            let mut acc = [[zero; $wv]; W];
+                            let mut column = [zero; $wv];
+                            for p in 0..self.k {
+                                let ap = self.a.add(WIDE_ROWS * p);
+                                for (q, x) in column.iter_mut().enumerate() {
+                                    *x = $load(ap.add(q * $lanes));
+                                }
+                                if p % LINE == 0 {
+                                    // A hint only: an address past the matrix is never read.
+                                    let next = b.wrapping_add(AHEAD_COLS * ldb + p);
+                                    for jj in 0..W {
+                                        _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(jj * ldb).cast::<i8>());
+                                    }
+                                }
+                                for (jj, acc) in acc.iter_mut().enumerate() {
+                                    let bb = $splat(*b.add(p + jj * ldb));
+                                    for (x, &y) in acc.iter_mut().zip(&column) {
+                                        *x = $fma(y, bb, *x);
+                                    }
+                                }
+                            }
+                            let alpha = $splat(self.alpha);
+                            let mut out = [0.0 as $t; WIDE_ROWS];
+                            for (jj, acc) in acc.iter().enumerate() {
+                                let cp = c.add(jj * ldc);
+                                for (q, &v) in acc.iter().enumerate() {
+                                    let v = $mul(alpha, v);
+                                    if self.m == WIDE_ROWS {
+                                        let out = match self.add {
+                                            true => $add($load(cp.add(q * $lanes)), v),
+                                            false => v,
+                                        };
+                                        $store(cp.add(q * $lanes), out);
+                                    } else {
+                                        $store(out.as_mut_ptr().add(q * $lanes), v);
+                                    }
+                                }
+                                // Fewer rows: the column through a buffer (`m` may end inside
+                                // a vector).
+                                if self.m < WIDE_ROWS {
+                                    for (i, &x) in out.iter().take(self.m).enumerate() {
+                                        *cp.add(i) = if self.add { *cp.add(i) + x } else { x };
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
-            // SAFETY: as above.
-            unsafe {
-                if j + 4 <= n {
-                    tile(j).run::<4>();
-                    j += 4;
-                }
-                if j + 2 <= n {
-                    tile(j).run::<2>();
-                    j += 2;
-                }
-                if j < n {
-                    tile(j).run::<1>();
-                }
-            }
-        }
-    }
-
-    /// How far ahead (in columns of `B`) a short, wide product fetches: two tiles.
-    const AHEAD_COLS: usize = 2 * super::TILE_COLS;
-
-    /// `C = accum(C) + alpha·A·B` for `C` `m × n` with `m ≤ 16`: every `m × 12` tile of `C`,
-    /// then the last `n mod 12` columns by tiles of 8, 4, 2 and 1 columns.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F; `a` is `16 × k` contiguous, `b` (`k × n`, row stride 1, column
-    /// stride `ldb`) and `c` (`m × n`, row stride 1, column stride `ldc`) are valid for those
-    /// shapes, `c` for writes and not overlapping the others; `m ≤ 16`.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
-    pub(super) unsafe fn wide_v4(
-        (m, n, k): (usize, usize, usize),
-        a: *const f64,
-        (b, ldb): (*const f64, usize),
-        (c, ldc): (*mut f64, usize),
-        alpha: f64,
-        add: bool,
-    ) {
-        let masks = [
-            ((1u16 << m.min(8)) - 1) as u8,
-            ((1u16 << m.saturating_sub(8).min(8)) - 1) as u8,
-        ];
-        // SAFETY: the tile's columns `j..j + W` lie inside `B` and `C`.
-        let tile = |j: usize| Wide {
-            k,
-            a,
-            b: (unsafe { b.add(j * ldb) }, ldb),
-            c: (unsafe { c.add(j * ldc) }, ldc),
-            masks,
-            alpha,
-            add,
         };
-        let mut j = 0;
-        while j + super::TILE_COLS <= n {
-            // SAFETY: as above.
-            unsafe { tile(j).run::<{ super::TILE_COLS }>() };
-            j += super::TILE_COLS;
-        }
-        // SAFETY: as above.
-        unsafe {
-            if j + 8 <= n {
-                tile(j).run::<8>();
-                j += 8;
-            }
-            if j + 4 <= n {
-                tile(j).run::<4>();
-                j += 4;
-            }
-            if j + 2 <= n {
-                tile(j).run::<2>();
-                j += 2;
-            }
-            if j < n {
-                tile(j).run::<1>();
-            }
-        }
     }
 
-    /// One `m × W` tile of a short, wide `C` (`m ≤ 16`, two masked vectors a column):
-    /// `C = accum(C) + alpha·A(16 × k)·B(k × W)`, fetching the columns of `B` `AHEAD_COLS`
-    /// to the right into the cache.
-    struct Wide {
-        k: usize,
-        a: *const f64,
-        b: (*const f64, usize),
-        c: (*mut f64, usize),
-        masks: [u8; 2],
-        alpha: f64,
-        add: bool,
-    }
-
-    impl Wide {
-        /// # Safety
-        /// As [`wide_v4`], for the tile's columns; called from it (AVX-512).
-        #[inline(always)]
-        unsafe fn run<const W: usize>(&self) {
-            let ((b, ldb), (c, ldc)) = (self.b, self.c);
-            // SAFETY: as the function's contract.
-            unsafe {
-                let mut acc = [[_mm512_setzero_pd(); 2]; W];
-                for p in 0..self.k {
-                    let ap = self.a.add(16 * p);
-                    let a0 = _mm512_loadu_pd(ap);
-                    let a1 = _mm512_loadu_pd(ap.add(8));
-                    if p % 8 == 0 {
-                        // A hint only: an address past the matrix is never read.
-                        let next = b.wrapping_add(AHEAD_COLS * ldb + p);
-                        for jj in 0..W {
-                            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(jj * ldb).cast::<i8>());
-                        }
-                    }
-                    for (jj, acc) in acc.iter_mut().enumerate() {
-                        let bb = _mm512_set1_pd(*b.add(p + jj * ldb));
-                        acc[0] = _mm512_fmadd_pd(a0, bb, acc[0]);
-                        acc[1] = _mm512_fmadd_pd(a1, bb, acc[1]);
-                    }
-                }
-                let alpha = _mm512_set1_pd(self.alpha);
-                for (jj, acc) in acc.iter().enumerate() {
-                    let cp = c.add(jj * ldc);
-                    for (q, (&v, &mask)) in acc.iter().zip(&self.masks).enumerate() {
-                        if mask == 0 {
-                            continue;
-                        }
-                        let v = _mm512_mul_pd(alpha, v);
-                        let out = match self.add {
-                            true => _mm512_add_pd(_mm512_maskz_loadu_pd(mask, cp.add(8 * q)), v),
-                            false => v,
-                        };
-                        _mm512_mask_storeu_pd(cp.add(8 * q), mask, out);
-                    }
-                }
-            }
-        }
-    }
-
-    /// One `24 × W` tile of `C`: `C = accum(C) + alpha·A(24 × k)·B(k × W)`, fetching the
-    /// strip `AHEAD` rows below into the cache when `ahead`.
-    struct Tile {
-        k: usize,
-        a: (*const f64, usize),
-        b: (*const f64, usize, usize),
-        c: (*mut f64, usize),
-        alpha: f64,
-        add: bool,
-        ahead: bool,
-    }
-
-    impl Tile {
-        /// # Safety
-        /// As [`tiles_v4`], for the tile's rows and columns; called from it (AVX-512).
-        #[inline(always)]
-        unsafe fn run<const W: usize>(&self) {
-            let ((a, lda), (b, rsb, csb), (c, ldc)) = (self.a, self.b, self.c);
-            // SAFETY: as the function's contract.
-            unsafe {
-                let mut acc = [[_mm512_setzero_pd(); 3]; W];
-                for p in 0..self.k {
-                    let ap = a.add(p * lda);
-                    let a0 = _mm512_loadu_pd(ap);
-                    let a1 = _mm512_loadu_pd(ap.add(8));
-                    let a2 = _mm512_loadu_pd(ap.add(16));
-                    if self.ahead {
-                        // A hint only: an address past the matrix is never read.
-                        let next = ap.wrapping_add(AHEAD).cast::<i8>();
-                        _mm_prefetch::<_MM_HINT_T0>(next);
-                        _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(64));
-                        _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(128));
-                    }
-                    let bp = b.add(p * rsb);
-                    for (jj, acc) in acc.iter_mut().enumerate() {
-                        let bb = _mm512_set1_pd(*bp.add(jj * csb));
-                        acc[0] = _mm512_fmadd_pd(a0, bb, acc[0]);
-                        acc[1] = _mm512_fmadd_pd(a1, bb, acc[1]);
-                        acc[2] = _mm512_fmadd_pd(a2, bb, acc[2]);
-                    }
-                }
-                let alpha = _mm512_set1_pd(self.alpha);
-                for (jj, acc) in acc.iter().enumerate() {
-                    let cp = c.add(jj * ldc);
-                    for (q, &v) in acc.iter().enumerate() {
-                        let v = _mm512_mul_pd(alpha, v);
-                        let out = match self.add {
-                            true => _mm512_add_pd(_mm512_loadu_pd(cp.add(8 * q)), v),
-                            false => v,
-                        };
-                        _mm512_storeu_pd(cp.add(8 * q), out);
-                    }
-                }
-            }
-        }
-    }
+    kernels!(
+        v4_f64, f64, "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma", __m512d, 8,
+        _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd,
+        _mm512_fmadd_pd, _mm512_mul_pd, _mm512_add_pd,
+        tall: 3, [8, 4, 2, 1],
+        wide: 2, [12, 8, 4, 2, 1]
+    );
+    kernels!(
+        v4_f32, f32, "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma", __m512, 16,
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps,
+        _mm512_fmadd_ps, _mm512_mul_ps, _mm512_add_ps,
+        tall: 3, [8, 4, 2, 1],
+        wide: 1, [24, 16, 8, 4, 2, 1]
+    );
+    kernels!(
+        v3_f64, f64, "avx2,fma", __m256d, 4,
+        _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd,
+        _mm256_fmadd_pd, _mm256_mul_pd, _mm256_add_pd,
+        tall: 3, [4, 2, 1],
+        wide: 2, [6, 4, 2, 1]
+    );
+    kernels!(
+        v3_f32, f32, "avx2,fma", __m256, 8,
+        _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
+        _mm256_fmadd_ps, _mm256_mul_ps, _mm256_add_ps,
+        tall: 3, [4, 2, 1],
+        wide: 2, [6, 4, 2, 1]
+    );
 }
 
 #[cfg(test)]
 thread_local! {
-    /// Products the narrow kernel took on this thread (tests run one per thread).
+    /// Products the narrow kernels took on this thread (tests run one per thread).
     static TAKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
@@ -416,95 +534,183 @@ thread_local! {
 mod tests {
     use super::*;
     use crate::{gemm, reference, Mat, MatRef};
-    use redblue_core::Op;
+    use redblue_core::{Op, RealScalar, Scalar};
+
+    /// Whether `x` is `y` within the rounding of a product of depth `k`.
+    fn close<T: KernelScalar>(x: T, y: T, k: usize) -> bool {
+        let (d, y) = (Scalar::abs(x - y).to_f64(), Scalar::abs(y).to_f64());
+        d <= 64.0 * k as f64 * <T as Scalar>::epsilon().to_f64() * (1.0 + y)
+    }
 
     fn taken() -> u64 {
         TAKEN.with(|t| t.get())
     }
 
-    fn value(i: usize, j: usize, s: f64) -> f64 {
-        ((i * 7 + j * 13) as f64 * 0.37 + s).sin()
+    fn value<T: Scalar>(i: usize, j: usize, s: f64) -> T {
+        T::from_f64_parts(((i * 7 + j * 13) as f64 * 0.37 + s).sin(), 0.0)
     }
 
-    /// Every narrow width, heights around the tile's, depths, a leading dimension larger than
-    /// the rows, `B` transposed, `alpha`, and `beta` 0 (a NaN in `C` not read), 1 and other:
-    /// the result within rounding of the reference's, by the narrow kernel on an AVX-512 CPU.
-    #[test]
-    fn narrow_products_equal_the_reference_and_are_taken_on_avx512() {
-        let v4 = crate::simd::isa() == crate::simd::Isa::V4;
+    /// `C = beta·C + alpha·op_a(A)·op_b(B)` by `gemm` and by the reference, equal within
+    /// rounding; `lda`, `ldb` the leading dimensions of `A` and `B` as stored; `C` holds NaNs
+    /// when `beta = 0`. Returns whether a narrow kernel took it.
+    #[allow(clippy::too_many_arguments)]
+    fn check<T: KernelScalar>(
+        (m, n, k): (usize, usize, usize),
+        (op_a, lda): (Op, usize),
+        (op_b, ldb): (Op, usize),
+        alpha: f64,
+        beta: f64,
+        par: Par,
+    ) -> bool {
+        let stored = |op: Op, r: usize, c: usize| if op == Op::NoTrans { (r, c) } else { (c, r) };
+        let (ar, ac) = stored(op_a, m, k);
+        let (br, bc) = stored(op_b, k, n);
+        let a_data: Vec<T> = (0..lda * ac)
+            .map(|x| value(x % lda, x / lda, 0.1))
+            .collect();
+        let b_data: Vec<T> = (0..ldb * bc)
+            .map(|x| value(x % ldb, x / ldb, 0.7))
+            .collect();
+        let a = MatRef::from_slice(&a_data, ar, ac, lda).unwrap();
+        let b = MatRef::from_slice(&b_data, br, bc, ldb).unwrap();
+        let fill = if beta == 0.0 { f64::NAN } else { 0.25 };
+        let start = |i, j| value::<T>(i, j, 0.3) * T::from_f64_parts(fill, 0.0);
+        let mut c = Mat::from_fn(m, n, start);
+        let mut want = Mat::from_fn(m, n, start);
+        let (alpha, beta) = (T::from_f64_parts(alpha, 0.0), T::from_f64_parts(beta, 0.0));
+        let before = taken();
+        gemm(alpha, a, op_a, b, op_b, beta, c.as_mut(), par).unwrap();
+        let took = taken() > before;
+        reference::gemm(alpha, a, op_a, b, op_b, beta, want.as_mut()).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let (x, y) = (c[(i, j)], want[(i, j)]);
+                assert!(
+                    close(x, y, k),
+                    "{m}×{n}×{k} ({i}, {j}): {x:?} against {y:?}"
+                );
+            }
+        }
+        took
+    }
+
+    /// Tall products: every narrow width, heights around the tiles', depths, a leading
+    /// dimension larger than the rows, `B` transposed, `alpha`, and `beta` 0 (a NaN in `C` not
+    /// read), 1 and other; taken on a CPU with AVX2 or AVX-512.
+    fn tall_products<T: KernelScalar>() {
+        let fast = isa() != Isa::Base;
+        let nt = Op::NoTrans;
         for &(m, k) in &[(48, 8), (49, 9), (71, 64), (100, 33), (240, 64), (263, 17)] {
             for n in 1..=NARROW_COLS {
-                for (op_b, beta, alpha) in [
-                    (Op::NoTrans, 0.0, 1.0),
-                    (Op::NoTrans, 1.0, -1.0),
-                    (Op::Trans, 0.5, 2.0),
+                for (op_b, ldb, beta, alpha) in [
+                    (nt, k, 0.0, 1.0),
+                    (nt, k + 2, 1.0, -1.0),
+                    (Op::Trans, n, 0.5, 2.0),
                 ] {
-                    let lda = m + 3;
-                    let a_data: Vec<f64> =
-                        (0..lda * k).map(|x| value(x % lda, x / lda, 0.1)).collect();
-                    let a = MatRef::from_slice(&a_data, m, k, lda).unwrap();
-                    let b = match op_b {
-                        Op::NoTrans => Mat::from_fn(k, n, |i, j| value(i, j, 0.7)),
-                        _ => Mat::from_fn(n, k, |i, j| value(j, i, 0.7)),
-                    };
-                    let fill = if beta == 0.0 { f64::NAN } else { 0.25 };
-                    let mut c = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
-                    let mut want = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
-                    let before = taken();
-                    let (b, nt) = (b.as_ref(), Op::NoTrans);
-                    gemm(alpha, a, nt, b, op_b, beta, c.as_mut(), Par::Seq).unwrap();
-                    reference::gemm(alpha, a, nt, b, op_b, beta, want.as_mut()).unwrap();
-                    for i in 0..m {
-                        for j in 0..n {
-                            let (x, y) = (c[(i, j)], want[(i, j)]);
-                            let close = (x - y).abs() <= 1e-12 * (1.0 + y.abs());
-                            assert!(close, "{m}×{n}×{k} ({i}, {j}): {x} against {y}");
-                        }
-                    }
-                    assert_eq!(taken() > before, v4, "{m}×{n}×{k}");
+                    let took =
+                        check::<T>((m, n, k), (nt, m + 3), (op_b, ldb), alpha, beta, Par::Seq);
+                    assert_eq!(took, fast && m >= 2 * tall_rows::<T>(), "{m}×{n}×{k}");
                 }
             }
         }
     }
 
-    /// Short, wide products (at most 16 rows: a solve's transposed form): every height,
-    /// widths around the tile's, `A` transposed (as the solve passes it) or not, `B` with a
-    /// leading dimension larger than its rows, and `beta` 0, 1 and other.
-    #[test]
-    fn short_wide_products_equal_the_reference_and_are_taken_on_avx512() {
-        let v4 = crate::simd::isa() == crate::simd::Isa::V4;
-        for m in 1..=16 {
-            for &(n, k) in &[(24, 8), (25, 64), (37, 9), (100, 65), (263, 33)] {
-                for (op_a, beta, alpha) in [
-                    (Op::Trans, 0.0, 1.0),
-                    (Op::NoTrans, 1.0, -1.0),
-                    (Op::Trans, 0.5, 2.0),
+    /// Short, wide products (a solve's transposed form): every height, widths around the
+    /// tiles', `A` transposed (as the solve passes it) or not, `B` with a leading dimension
+    /// larger than its rows, and `beta` 0, 1 and other.
+    fn wide_products<T: KernelScalar>() {
+        let fast = isa() != Isa::Base;
+        for m in 1..=NARROW_COLS {
+            for &(n, k) in &[(48, 8), (49, 64), (73, 9), (100, 65), (263, 33)] {
+                for (op_a, lda, beta, alpha) in [
+                    (Op::Trans, k, 0.0, 1.0),
+                    (Op::NoTrans, m, 1.0, -1.0),
+                    (Op::Trans, k + 1, 0.5, 2.0),
                 ] {
-                    let a = match op_a {
-                        Op::NoTrans => Mat::from_fn(m, k, |i, j| value(i, j, 0.1)),
-                        _ => Mat::from_fn(k, m, |i, j| value(j, i, 0.1)),
-                    };
-                    let ldb = k + 5;
-                    let b_data: Vec<f64> =
-                        (0..ldb * n).map(|x| value(x % ldb, x / ldb, 0.7)).collect();
-                    let b = MatRef::from_slice(&b_data, k, n, ldb).unwrap();
-                    let fill = if beta == 0.0 { f64::NAN } else { 0.25 };
-                    let mut c = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
-                    let mut want = Mat::from_fn(m, n, |i, j| fill * value(i, j, 0.3));
-                    let before = taken();
-                    let (a, nt) = (a.as_ref(), Op::NoTrans);
-                    gemm(alpha, a, op_a, b, nt, beta, c.as_mut(), Par::Seq).unwrap();
-                    reference::gemm(alpha, a, op_a, b, nt, beta, want.as_mut()).unwrap();
-                    for i in 0..m {
-                        for j in 0..n {
-                            let (x, y) = (c[(i, j)], want[(i, j)]);
-                            let close = (x - y).abs() <= 1e-12 * (1.0 + y.abs());
-                            assert!(close, "{m}×{n}×{k} ({i}, {j}): {x} against {y}");
-                        }
-                    }
-                    assert_eq!(taken() > before, v4, "{m}×{n}×{k}");
+                    let ops = ((op_a, lda), (Op::NoTrans, k + 5));
+                    let took = check::<T>((m, n, k), ops.0, ops.1, alpha, beta, Par::Seq);
+                    assert_eq!(took, fast, "{m}×{n}×{k}");
                 }
             }
+        }
+    }
+
+    /// The rows of a tall tile of `T` on this CPU (0 without kernels).
+    fn tall_rows<T: KernelScalar>() -> usize {
+        match (isa(), size_of::<T>()) {
+            (Isa::Base, _) => 0,
+            (Isa::V4, 8) => x86::v4_f64::TALL_ROWS,
+            (Isa::V4, _) => x86::v4_f32::TALL_ROWS,
+            (Isa::V3, 8) => x86::v3_f64::TALL_ROWS,
+            (Isa::V3, _) => x86::v3_f32::TALL_ROWS,
+        }
+    }
+
+    #[test]
+    fn narrow_products_equal_the_reference_in_f64() {
+        tall_products::<f64>();
+        wide_products::<f64>();
+    }
+
+    #[test]
+    fn narrow_products_equal_the_reference_in_f32() {
+        tall_products::<f32>();
+        wide_products::<f32>();
+    }
+
+    /// The AVX2 kernels on a CPU that has AVX-512 too (which the products above take), called
+    /// as the dispatch would on an AVX2-only CPU.
+    #[test]
+    fn the_avx2_kernels_equal_the_reference_where_the_cpu_has_them() {
+        if isa() == Isa::Base {
+            return;
+        }
+        fn run<T: KernelScalar>(
+            kernels: Option<Kernels<T>>,
+            (m, n, k): (usize, usize, usize),
+            op_a: Op,
+        ) {
+            let stored = if op_a == Op::NoTrans { (m, k) } else { (k, m) };
+            let a = Mat::from_fn(stored.0, stored.1, |i, j| value::<T>(i, j, 0.1));
+            let b = Mat::from_fn(k, n, |i, j| value::<T>(i, j, 0.2));
+            let mut c = Mat::from_fn(m, n, |i, j| value::<T>(i, j, 0.3));
+            let mut want = Mat::from_fn(m, n, |i, j| value::<T>(i, j, 0.3));
+            let lhs = crate::gemm::op_view(a.as_ref().to_faer(), op_a).0;
+            let two = T::from_f64_parts(2.0, 0.0);
+            let accum = Accum::Add;
+            assert!(narrow_with(
+                kernels,
+                c.as_mut().into_faer(),
+                accum,
+                lhs,
+                b.as_ref().to_faer(),
+                two,
+                Par::Seq
+            ));
+            reference::gemm(
+                two,
+                a.as_ref(),
+                op_a,
+                b.as_ref(),
+                Op::NoTrans,
+                T::one(),
+                want.as_mut(),
+            )
+            .unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    assert!(close(c[(i, j)], want[(i, j)], k), "{m}×{n}×{k} ({i}, {j})");
+                }
+            }
+        }
+        for (m, n, k, op_a) in [
+            (100, 7, 33, Op::NoTrans),
+            (48, 16, 64, Op::NoTrans),
+            (13, 40, 64, Op::Trans),
+            (16, 23, 9, Op::NoTrans),
+        ] {
+            run::<f64>(kernels_of!(v3_f64), (m, n, k), op_a);
+            run::<f32>(kernels_of!(v3_f32), (m, n, k), op_a);
         }
     }
 
@@ -512,9 +718,7 @@ mod tests {
     /// path.
     #[test]
     fn other_products_are_not_taken() {
-        let nt = Op::NoTrans;
-        let before = taken();
-        let tr = Op::Trans;
+        let (nt, tr) = (Op::NoTrans, Op::Trans);
         for (m, n, k, op_a, op_b, par) in [
             (64, 17, 16, nt, nt, Par::Seq),
             (47, 8, 16, nt, nt, Par::Seq),
@@ -525,21 +729,16 @@ mod tests {
             (16, 23, 16, nt, nt, Par::Seq),
             (16, 40, 16, nt, tr, Par::Seq),
         ] {
-            let a = match op_a {
-                Op::NoTrans => Mat::from_fn(m, k, |i, j| value(i, j, 0.1)),
-                _ => Mat::from_fn(k, m, |i, j| value(j, i, 0.1)),
-            };
-            let b = match op_b {
-                Op::NoTrans => Mat::from_fn(k, n, |i, j| value(i, j, 0.2)),
-                _ => Mat::from_fn(n, k, |i, j| value(j, i, 0.2)),
-            };
-            let mut c = Mat::<f64>::zeros(m, n);
-            let mut want = Mat::<f64>::zeros(m, n);
-            let (a, b) = (a.as_ref(), b.as_ref());
-            gemm(1.0, a, op_a, b, op_b, 0.0, c.as_mut(), par).unwrap();
-            reference::gemm(1.0, a, op_a, b, op_b, 0.0, want.as_mut()).unwrap();
-            assert!((0..m).all(|i| (0..n).all(|j| (c[(i, j)] - want[(i, j)]).abs() < 1e-12)));
+            let lda = if op_a == nt { m } else { k };
+            let ldb = if op_b == nt { k } else { n };
+            assert!(!check::<f64>(
+                (m, n, k),
+                (op_a, lda),
+                (op_b, ldb),
+                1.0,
+                0.0,
+                par
+            ));
         }
-        assert_eq!(taken(), before);
     }
 }
