@@ -13,9 +13,9 @@
 //! on tiles of 16 (or 8) rows and 12, 24 or 6 columns (`A`'s rows packed, `B`'s columns
 //! broadcast, each read in order), fetching the columns two tiles to the right. One core of a
 //! Zen 5, f64, `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a
-//! `4096 × 2048` factor: 60–63 GFLOP/s against the `gemm` crate's 50–53 (45 without fetching
-//! ahead; 69–74 with a leading dimension of 4080, whose strips' columns do not share the
-//! cache's sets as 4096's do). Complex scalars, other CPUs, threaded calls and other shapes
+//! `4096 × 2048` factor: 61–64 GFLOP/s against the `gemm` crate's 51–53 (45 without fetching
+//! ahead; 75–78 with a leading dimension of 4080, whose strips' columns do not share the
+//! cache's sets as 4096's do); f32 132–135 against 109–112 (the kernels page of the book). Complex scalars, other CPUs, threaded calls and other shapes
 //! take the general path ([`Narrow::narrow_matmul`] answers "not taken").
 
 use crate::simd::{isa, Isa};
