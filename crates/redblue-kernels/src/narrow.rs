@@ -596,9 +596,9 @@ mod tests {
 
     /// Tall products: every narrow width, heights around the tiles', depths, a leading
     /// dimension larger than the rows, `B` transposed, `alpha`, and `beta` 0 (a NaN in `C` not
-    /// read), 1 and other; taken on a CPU with AVX2 or AVX-512.
+    /// read), 1 and other; taken on a CPU with AVX2 or AVX-512 ([`takes_any`]).
     fn tall_products<T: KernelScalar>() {
-        let fast = isa() != Isa::Base;
+        let fast = takes_any();
         let nt = Op::NoTrans;
         for &(m, k) in &[(48, 8), (49, 9), (71, 64), (100, 33), (240, 64), (263, 17)] {
             for n in 1..=NARROW_COLS {
@@ -619,7 +619,7 @@ mod tests {
     /// tiles', `A` transposed (as the solve passes it) or not, `B` with a leading dimension
     /// larger than its rows, and `beta` 0, 1 and other.
     fn wide_products<T: KernelScalar>() {
-        let fast = isa() != Isa::Base;
+        let fast = takes_any();
         for m in 1..=NARROW_COLS {
             for &(n, k) in &[(48, 8), (49, 64), (73, 9), (100, 65), (263, 33)] {
                 for (op_a, lda, beta, alpha) in [
@@ -633,6 +633,12 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Whether narrow products reach the narrow kernels here: a CPU with AVX2 or AVX-512, and
+    /// no system BLAS taking every product first (the `blas` feature).
+    fn takes_any() -> bool {
+        isa() != Isa::Base && !crate::system::system_blas_active()
     }
 
     /// The rows of a tall tile of `T` on this CPU (0 without kernels).
