@@ -25,6 +25,7 @@ mod geometry;
 mod grid;
 pub mod replay;
 pub mod reserve;
+mod ring;
 pub mod run;
 pub mod solve;
 pub mod steps;

@@ -95,7 +95,7 @@ pub fn rhs_cols(g: &Geometry, nrhs: usize, y: usize) -> Vec<usize> {
 
 /// Which triangle a sweep solves with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Sweep {
+pub(crate) enum Sweep {
     /// `L·Y = B`, steps in order.
     Forward,
     /// `U·X = Y`, steps in reverse.
@@ -106,19 +106,19 @@ enum Sweep {
 /// (`others`): going forward, the rows not pivoted yet (ascending); going back, the rows of the
 /// earlier steps' pivots (in their order). Made step by step ([`Schedule::others`]), without a
 /// list per step.
-struct Schedule<'p> {
+pub(crate) struct Schedule<'p> {
     pivots: &'p [Vec<usize>],
-    order: Vec<(Sweep, usize)>,
+    pub(crate) order: Vec<(Sweep, usize)>,
     /// The rows not pivoted by the forward steps so far, ascending.
     later: Vec<usize>,
     pivoted: Vec<bool>,
     /// Every step's pivots in order, and where each step's begin.
-    flat: Vec<usize>,
+    pub(crate) flat: Vec<usize>,
     starts: Vec<usize>,
 }
 
 impl<'p> Schedule<'p> {
-    fn new(pivots: &'p [Vec<usize>], n: usize) -> Self {
+    pub(crate) fn new(pivots: &'p [Vec<usize>], n: usize) -> Self {
         let steps = pivots.len();
         let order = (0..steps)
             .map(|t| (Sweep::Forward, t))
@@ -142,7 +142,7 @@ impl<'p> Schedule<'p> {
 
     /// Step `k`'s rows to update; called for `k = 0, 1, 2, …` in turn (the forward steps
     /// strike their pivots off the rows not pivoted yet).
-    fn others(&mut self, k: usize) -> &[usize] {
+    pub(crate) fn others(&mut self, k: usize) -> &[usize] {
         match self.order[k] {
             (Sweep::Forward, t) => {
                 for &r in &self.pivots[t] {
@@ -575,6 +575,9 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     nrhs: usize,
     par: Par,
 ) -> Result<Tiles<'static, T>, SolveError> {
+    if crate::ring::applies(g, nrhs) {
+        return crate::ring::ring_solve(comm, g, triangles, pivots, factors, b, nrhs, par);
+    }
     let n = g.n;
     let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let ny = b.cols.len();
@@ -691,7 +694,7 @@ fn rows_held<'o>(
 /// interchanges).
 ///
 /// # Collective
-fn undo_interchanges<T: KernelScalar, C: Communicator>(
+pub(crate) fn undo_interchanges<T: KernelScalar, C: Communicator>(
     comm: &C,
     g: &Geometry,
     perm: &[usize],
@@ -720,7 +723,7 @@ fn transposed(triangles: Triangles, sweep: Sweep) -> bool {
 /// Step 2 of a sweep: `X ← op(T)⁻¹·X` with the diagonal block's triangle `T` (LU forward: unit
 /// `L00`; LU back: `U00`; Cholesky forward: `L00`, or `U00ᴴ` when `U` is stored; Cholesky
 /// back: `L00ᴴ`, or `U00`).
-fn diagonal_solve<T: KernelScalar>(
+pub(crate) fn diagonal_solve<T: KernelScalar>(
     triangles: Triangles,
     sweep: Sweep,
     block: MatRef<'_, T>,
@@ -745,12 +748,12 @@ fn diagonal_solve<T: KernelScalar>(
 }
 
 /// Step `t` of one sweep of a solve.
-struct SweepStep<'g> {
-    g: &'g Geometry,
-    triangles: Triangles,
-    sweep: Sweep,
-    t: usize,
-    nrhs: usize,
+pub(crate) struct SweepStep<'g> {
+    pub(crate) g: &'g Geometry,
+    pub(crate) triangles: Triangles,
+    pub(crate) sweep: Sweep,
+    pub(crate) t: usize,
+    pub(crate) nrhs: usize,
 }
 
 impl SweepStep<'_> {
@@ -872,7 +875,7 @@ impl SweepStep<'_> {
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
     /// panel's row of `L` as `Lᴴ`'s column, and with `U` stored the forward substitution takes
     /// the panel's row of `U` as `Uᴴ`'s column.
-    fn transposed(&self) -> bool {
+    pub(crate) fn transposed(&self) -> bool {
         transposed(self.triangles, self.sweep)
     }
 
@@ -961,7 +964,7 @@ impl SweepStep<'_> {
     /// The ranks that make this step's products and their rows of `B`: the panel's grid
     /// column, each rank its rows of `others`; or (the row block) the solving grid row, each
     /// rank its columns of `others`.
-    fn product_makers(&self, others: &[usize]) -> Vec<(usize, Vec<usize>)> {
+    pub(crate) fn product_makers(&self, others: &[usize]) -> Vec<(usize, Vec<usize>)> {
         let (g, t) = (self.g, self.t);
         if self.transposed() {
             let x0 = g.solver_row(t);
@@ -1091,7 +1094,7 @@ impl SweepStep<'_> {
 
     /// The products of this rank's `rows` (its rows of `others`, or of the row block's
     /// columns) with the solved rows `x` (`w × K`), added to their partial sums.
-    fn products_into<T: KernelScalar>(
+    pub(crate) fn products_into<T: KernelScalar>(
         &self,
         factors: &Tiles<'_, T>,
         partial: &mut [T],
@@ -1211,9 +1214,9 @@ impl<T: KernelScalar> LaterUpdate<'_, T> {
 
 /// A step's products left for later ([`SweepStep::add_products`]): this rank's rows and the
 /// step's solved rows.
-struct Deferred<T> {
-    rows: Vec<usize>,
-    x: Vec<T>,
+pub(crate) struct Deferred<T> {
+    pub(crate) rows: Vec<usize>,
+    pub(crate) x: Vec<T>,
 }
 
 /// The block of global `rows × cols` of `tiles` as a view, when they are held here at
@@ -1362,6 +1365,9 @@ pub fn solve_costs(
     nrhs: usize,
     bytes: usize,
 ) -> Vec<CommStats> {
+    if crate::ring::applies(g, nrhs) {
+        return crate::ring::ring_costs(g, triangles, p, pivots, nrhs, bytes);
+    }
     let mut lists = Vec::new();
     let (mut partials, mut current) = (Partials::new(g.n), None);
     let mut schedule = Schedule::new(pivots, g.n);

@@ -989,41 +989,51 @@ fn transposed_solves_take_the_callers_factors() {
 #[test]
 fn the_callers_factors_bring_their_diagonal_blocks_to_the_right_hand_sides_only() {
     let (n, nb, k) = (70, 8, 3);
-    let callers = callers_layout(n, nb, (1, 3));
-    let out = run_ranks(3, |comm| {
-        let (_, _, stored) = factored_into_callers_array(&comm, &callers, 5);
-        let identity: Vec<usize> = (0..n).collect();
-        comm.barrier().unwrap();
-        comm.reset_stats();
-        let again =
-            LuFactors::from_packed(&comm, &callers.1, &stored, &identity, Par::Seq).unwrap();
-        let taking = comm.stats();
-        let lb = again.rhs_layout(k).unwrap();
-        let b = OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 9)).unwrap();
-        let first = again.solve_to_costs(3, (k, Op::NoTrans, None), 16).unwrap();
-        again
-            .solve_to(&comm, &b, Op::NoTrans, None, lb.clone())
-            .unwrap();
-        let second = again.solve_to_costs(3, (k, Op::NoTrans, None), 16).unwrap();
-        (taking, first, second)
-    });
-    // All 3 right-hand sides are on grid column 0: it takes the diagonal blocks of the steps
-    // whose panels the other grid columns hold; those take none.
-    let (v, py) = (callers.1.block, callers.1.grid.py);
-    let others: usize = (0..n.div_ceil(v))
-        .filter(|t| t % py != 0)
-        .map(|t| (v.min(n - t * v)).pow(2))
-        .sum();
-    for (r, (taking, first, second)) in out.iter().enumerate() {
+    for (pr, pc) in [(2, 3), (1, 3)] {
+        let p = pr * pc;
+        let callers = callers_layout(n, nb, (pr, pc));
+        let out = run_ranks(p, |comm| {
+            let (_, _, stored) = factored_into_callers_array(&comm, &callers, 5);
+            let identity: Vec<usize> = (0..n).collect();
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            let again =
+                LuFactors::from_packed(&comm, &callers.1, &stored, &identity, Par::Seq).unwrap();
+            let taking = comm.stats();
+            let lb = again.rhs_layout(k).unwrap();
+            let b =
+                OwnedDistMatrix::from_fn(&comm, lb.clone(), |i, j| entry::<c64>(i, j, 9)).unwrap();
+            let first = again.solve_to_costs(p, (k, Op::NoTrans, None), 16).unwrap();
+            again
+                .solve_to(&comm, &b, Op::NoTrans, None, lb.clone())
+                .unwrap();
+            let second = again.solve_to_costs(p, (k, Op::NoTrans, None), 16).unwrap();
+            (taking, first, second)
+        });
+        // All 3 right-hand sides are on grid column 0: with two grid rows its solving ranks
+        // take the diagonal blocks of the steps whose panels the other grid columns hold, once
+        // (the second solve's model has none). On one grid row the ring solves each step where
+        // its diagonal block is: none moves.
+        let (v, py) = (callers.1.block, callers.1.grid.py);
+        let others: usize = (0..n.div_ceil(v))
+            .filter(|t| t % py != 0)
+            .map(|t| (v.min(n - t * v)).pow(2))
+            .sum();
+        let mut brought = 0;
+        for (r, (taking, first, second)) in out.iter().enumerate() {
+            // (On one grid row the caller's array is the tiles' own.)
+            if pr == 1 {
+                assert_eq!(
+                    taking.words_received, 0,
+                    "rank {r}: from_packed moves nothing"
+                );
+            }
+            brought += first[r].words_received - second[r].words_received;
+        }
+        let expected = if pr == 1 { 0 } else { others };
         assert_eq!(
-            taking.words_received, 0,
-            "rank {r}: from_packed moves nothing"
-        );
-        let blocks = first[r].words_received - second[r].words_received;
-        let expected = if r == 0 { others } else { 0 };
-        assert_eq!(
-            blocks, expected as u64,
-            "rank {r}: words of diagonal blocks"
+            brought, expected as u64,
+            "{pr} × {pc}: words of diagonal blocks"
         );
     }
 }
