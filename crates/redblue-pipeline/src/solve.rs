@@ -34,6 +34,9 @@
 //! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
 //! do without pivoting).
 //!
+//! On one grid row with at most `v` right-hand sides the solves run as a ring instead (the
+//! rank holding a step's panel solves it: `ring.rs`), and [`solve_costs`] models that.
+//!
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
 //! panels (`K` right-hand sides); with partial sums instead, about `N·K` for the sums and the
 //! solved rows: a step moves whichever is less (judged by what sending every product back at
