@@ -255,7 +255,9 @@ impl Layout for BlockCyclic {
     }
 
     fn block_location(&self, bi: usize, bj: usize) -> (usize, usize) {
-        let lld = self.lld(self.block_owner(bi, bj));
+        // `lld` of the owner, from its grid row (no rank to coordinates and back).
+        let prow = (self.rsrc + bi) % self.nprow;
+        let lld = numroc(self.m, self.mb, prow, self.rsrc, self.nprow).max(1);
         let li = (bi / self.nprow) * self.mb;
         let lj = (bj / self.npcol) * self.nb;
         (li + lj * lld, lld)
