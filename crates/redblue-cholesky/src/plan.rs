@@ -285,6 +285,34 @@ impl CholeskyPlan {
         })
     }
 
+    /// The plan on `layout`'s own grid and blocks whenever they can be a plan's native layout
+    /// ([`grid_of_layout`], for the `uplo` triangle), otherwise [`CholeskyPlan::new`]'s: for a
+    /// factor already in such an array (a solve with a caller's factor), which is then read
+    /// where it is whatever a factorisation would prefer — and without weighing the plans
+    /// against each other, as [`CholeskyPlan::for_layout`] does. Options that fix the grid,
+    /// the layers or the tile width keep `new`'s plan.
+    ///
+    /// # Errors
+    /// As [`CholeskyPlan::new`].
+    pub fn on_layout(
+        n: usize,
+        p: usize,
+        params: &CholeskyParams,
+        layout: &BlockCyclicSubmatrix,
+        uplo: Uplo,
+    ) -> Result<Self, CholeskyError> {
+        let free = params.grid.is_none() && params.layers.is_none() && params.block.is_none();
+        let upper = uplo == Uplo::Upper;
+        if let Some((grid, nb)) = grid_of_layout(layout, upper, p).filter(|_| free) {
+            if let Ok(here) =
+                CholeskyPlan::new(n, p, &params.clone().with_grid(grid).with_block(nb))
+            {
+                return Ok(here);
+            }
+        }
+        CholeskyPlan::new(n, p, params)
+    }
+
     /// Ranks the plan uses (`Px·Py·c`); ranks beyond are idle.
     pub fn ranks(&self) -> usize {
         self.grid.ranks()

@@ -152,6 +152,32 @@ impl LuPlan {
         })
     }
 
+    /// The plan on `layout`'s own grid and blocks whenever they can be a plan's native layout
+    /// ([`grid_of_layout`]), otherwise [`LuPlan::rect`]'s: for factors already in such an
+    /// array (a solve with a caller's factors), which are then read where they are whatever a
+    /// factorisation would prefer — and without weighing the plans against each other, as
+    /// [`LuPlan::for_layout`] does. Options that fix the grid, the layers or the tile width
+    /// keep `rect`'s plan.
+    ///
+    /// # Errors
+    /// As [`LuPlan::rect`].
+    pub fn on_layout(
+        m: usize,
+        n: usize,
+        p: usize,
+        params: &LuParams,
+        layout: &BlockCyclicSubmatrix,
+    ) -> Result<Self, LuError> {
+        let free = params.grid.is_none() && params.layers.is_none() && params.block.is_none();
+        if let Some((grid, nb)) = grid_of_layout(layout, false, p).filter(|_| free) {
+            if let Ok(here) = LuPlan::rect(m, n, p, &params.clone().with_grid(grid).with_block(nb))
+            {
+                return Ok(here);
+            }
+        }
+        LuPlan::rect(m, n, p, params)
+    }
+
     /// Ranks the plan uses (`Px·Py·c`); ranks beyond are idle.
     pub fn ranks(&self) -> usize {
         self.grid.ranks()

@@ -219,13 +219,12 @@ fn solve_with_factor<T: KernelScalar, C: Communicator>(
     (lb, b): (&BlockCyclicSubmatrix, &mut Array<'_, T>),
 ) -> Result<Outcome, ServeError> {
     let n = la.shape().0;
-    // The factor placed on the caller's grid and blocks when they can be the plan's own (it
-    // then moves only within each process). Either triangle is solved with as it is, so the
+    // The factor on the caller's grid and blocks whenever they can be a plan's own (read where
+    // it is, or moved only within each process). Either triangle is solved with as it is, so the
     // grid is the caller's for both (`Uplo::Lower`: a plan for factoring the upper triangle
     // would take the transposed grid).
-    let plan =
-        CholeskyPlan::for_layout(n, comm.size(), &CholeskyParams::default(), la, Uplo::Lower)
-            .or_serve()?;
+    let plan = CholeskyPlan::on_layout(n, comm.size(), &CholeskyParams::default(), la, Uplo::Lower)
+        .or_serve()?;
     // Read where it is when its local arrays are the plan's tiles.
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;

@@ -255,10 +255,10 @@ pub fn pgetrs<T: KernelScalar, C: Communicator>(
     let comm = renumbered.as_ref().unwrap_or(comm);
     let n = oa.n as usize;
     let params = LuParams::default();
-    // The factors placed on the caller's grid and blocks when they can be the plan's own (they
-    // then move only within each process), for either `TRANS`: a transposed solve reads them
-    // where they are too.
-    let plan = LuPlan::for_layout(n, n, comm.size(), &params, &la).or_serve()?;
+    // The factors on the caller's grid and blocks whenever they can be a plan's own (read where
+    // they are, or moved only within each process), for either `TRANS`: a transposed solve
+    // reads them where they are too.
+    let plan = LuPlan::on_layout(n, n, comm.size(), &params, &la).or_serve()?;
     let av =
         BorrowedDistMatrix::new(comm, la.clone(), a.read(la.local_len(comm.rank()))?).or_serve()?;
     let op = op_of(trans).unwrap_or(Op::NoTrans);

@@ -80,3 +80,24 @@ fn confchox_never_moves_more_than_the_two_d_baseline() {
         );
     }
 }
+
+/// A solve with a factor already in a caller's array plans on the array's grid and blocks
+/// whenever they can be a plan's own (`CholeskyPlan::on_layout`), where a factorisation's plan
+/// (`CholeskyPlan::for_layout`) may prefer another grid and move the whole matrix there.
+#[test]
+fn a_solves_plan_keeps_the_callers_grid_where_a_factorisations_would_move() {
+    use redblue_cholesky::{CholeskyParams, CholeskyPlan};
+    use redblue_core::Uplo;
+    use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix};
+    let params = CholeskyParams::default();
+    let tall = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 8, 1).unwrap());
+    let factoring = CholeskyPlan::for_layout(4096, 8, &params, &tall, Uplo::Lower).unwrap();
+    let solving = CholeskyPlan::on_layout(4096, 8, &params, &tall, Uplo::Lower).unwrap();
+    assert_ne!(factoring.grid, solving.grid);
+    assert_eq!(
+        (solving.grid.to_string(), solving.block),
+        ("8x1x1".to_string(), 64)
+    );
+    let native = solving.native_layout().unwrap();
+    assert!(redblue_dist::same_local_arrays(&tall, &native));
+}

@@ -114,3 +114,32 @@ fn a_million_ranks_get_a_plan_and_its_average() {
         "{grid} v={v}: {average} against {two_d}"
     );
 }
+
+/// A solve with factors already in a caller's array plans on the array's grid and blocks
+/// whenever they can be a plan's own (`LuPlan::on_layout`), where a factorisation's plan
+/// (`LuPlan::for_layout`) may prefer another grid and move the whole matrix there: on an
+/// `8 × 1` grid of 64-blocks, `N = 4096`, the factorisation takes `2 × 4`, the solve keeps
+/// `8 × 1`. A layout no plan can take gets `rect`'s plan from both.
+#[test]
+fn a_solves_plan_keeps_the_callers_grid_where_a_factorisations_would_move() {
+    use redblue_dist::{BlockCyclic, BlockCyclicSubmatrix};
+    use redblue_lu::LuPlan;
+    let params = LuParams::default();
+    let tall = BlockCyclicSubmatrix::from(BlockCyclic::new(4096, 4096, 64, 64, 8, 1).unwrap());
+    let factoring = LuPlan::for_layout(4096, 4096, 8, &params, &tall).unwrap();
+    let solving = LuPlan::on_layout(4096, 4096, 8, &params, &tall).unwrap();
+    assert_eq!((factoring.grid.px, factoring.grid.py), (2, 4));
+    assert_eq!(
+        (solving.grid.to_string(), solving.block),
+        ("8x1x1".to_string(), 64)
+    );
+    let native = solving.native_layout().unwrap();
+    assert!(redblue_dist::same_local_arrays(&tall, &native));
+    // Blocks of 4 are no plan's tiles: the default plan either way.
+    let small = BlockCyclicSubmatrix::from(BlockCyclic::new(2000, 2000, 4, 4, 2, 4).unwrap());
+    let rect = LuPlan::rect(2000, 2000, 8, &params).unwrap();
+    assert_eq!(
+        LuPlan::on_layout(2000, 2000, 8, &params, &small).unwrap(),
+        rect
+    );
+}
