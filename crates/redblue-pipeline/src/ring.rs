@@ -194,29 +194,31 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
 ) -> Result<Tiles<'static, T>, SolveError> {
     let (n, me) = (g.n, comm.rank());
     let on_layer_0 = g.coords(me).is_some_and(|(_, _, z)| z == 0);
-    // This rank's rows of `B` (its steps' rows: those it solves), `N × nrhs` by rows' indices.
-    let mut bx = vec![T::zero(); if on_layer_0 { n * nrhs } else { 0 }];
     let lists = ring_moves(g, triangles, pivots, nrhs);
-    let (first, last) = (&lists[0], &lists[lists.len() - 1]);
+    let mut ring = Ring {
+        n,
+        nrhs,
+        me: on_layer_0.then_some(me),
+        bx: vec![T::zero(); if on_layer_0 { n * nrhs } else { 0 }],
+        partial: Vec::new(),
+        piv_pos: vec![usize::MAX; n],
+    };
+    // 1. The rows of `B` to their steps' owners.
     exchange_cols_into(
         comm,
-        first,
+        &lists[0],
         |j, rows, out| b.gather_rows(j, rows, out),
-        |j, rows, vals| put_rows(&mut bx[j * n..], rows, vals),
+        |j, rows, vals| put_rows(&mut ring.bx[j * n..], rows, vals),
     )?;
     let mut room = try_take_buffer(2 * n * nrhs * g.py, T::zero()).unwrap_or_default();
     let mut outbox = Outbox::new(&mut room);
-    let mut partial = Vec::new();
     let mut schedule = Schedule::new(pivots, n);
     let steps = schedule.order.clone();
     let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
-    let mut piv_pos = vec![usize::MAX; n];
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = schedule.others(k);
-        let piv = &pivots[t];
-        let w = piv.len();
         if k == 0 || steps[k - 1].0 != sweep {
-            partial = vec![T::zero(); if on_layer_0 { n * nrhs } else { 0 }];
+            ring.partial = vec![T::zero(); ring.bx.len()];
         }
         let step = SweepStep {
             g,
@@ -225,59 +227,18 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
+        let piv = &pivots[t];
         let moves = &lists[k + 1];
-        let mine = me == owner(g, t) && on_layer_0;
-        for (i, &r) in piv.iter().enumerate() {
-            piv_pos[r] = i;
-        }
-        // 2. The partial sums of rows `piv` to their solver (column panels), subtracted with
-        // its own from its rows of `B`, and the solve.
-        let mut xs = vec![T::zero(); if mine { w * nrhs } else { 0 }];
-        if mine {
-            for j in 0..nrhs {
-                for (i, &r) in piv.iter().enumerate() {
-                    xs[i + j * w] = bx[r + j * n] - partial[r + j * n];
-                }
-            }
-        }
-        if !step.transposed() {
-            let read = |j: usize, rows: &[usize], out: &mut [T]| {
-                for (o, &r) in out.iter_mut().zip(rows) {
-                    *o = partial[r + j * n];
-                }
-            };
-            exchange_cols_unwaited(comm, moves, read, &mut outbox)?.apply(|r, j, v: T| {
-                xs[piv_pos[r] + j * w] -= v;
-            });
-        }
-        if mine && w > 0 {
-            let block = diagonal_block(factors, piv, &g.panel(t).collect::<Vec<_>>())?;
-            let view = MatMut::from_slice(&mut xs, w, nrhs, w)?;
-            diagonal_solve(triangles, sweep, block.view()?, view, par)?;
-            for j in 0..nrhs {
-                for (i, &r) in piv.iter().enumerate() {
-                    bx[r + j * n] = xs[i + j * w];
-                }
-            }
-        }
-        // 3. The solved rows to the makers of transposed products.
+        // 2. and 3.
+        let xs = ring.solve_step(comm, &step, (factors, piv), moves, &mut outbox, par)?;
         let makers = step.product_makers(others);
-        let maker = makers.iter().find(|m| m.0 == me && on_layer_0);
-        let x = if step.transposed() {
-            let mut x_all = vec![T::zero(); if maker.is_some() || mine { w * nrhs } else { 0 }];
-            if mine {
-                x_all.copy_from_slice(&xs);
-            }
-            let read = |j: usize, rows: &[usize], out: &mut [T]| {
-                for (o, &r) in out.iter_mut().zip(rows) {
-                    *o = xs[piv_pos[r] + j * w];
-                }
-            };
-            exchange_cols_unwaited(comm, moves, read, &mut outbox)?
-                .apply(|r, j, v| x_all[piv_pos[r] + j * w] = v);
-            x_all
-        } else {
-            xs
+        let rows = makers
+            .iter()
+            .find(|m| Some(m.0) == ring.me)
+            .map(|m| &m.1[..]);
+        let x = match step.transposed() {
+            true => ring.share_solved(comm, piv, rows.is_some(), xs, moves, &mut outbox)?,
+            false => xs,
         };
         // 4. This step's products: the next step's rows now, the rest after the previous
         // step's rest.
@@ -285,33 +246,27 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             Some(&(s, u)) if s == sweep => &pivots[u],
             _ => &[],
         };
-        let mut later = None;
-        if let Some((_, rows)) = maker {
-            let mut wanted = vec![next.is_empty(); n];
-            for &i in next {
-                wanted[i] = true;
-            }
-            let (now, rest): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
-            step.products_into(factors, &mut partial, &now, &x, par)?;
-            later = (!rest.is_empty()).then_some(Deferred { rows: rest, x });
-        }
+        let later = match rows {
+            Some(rows) => ring.products(&step, factors, (rows, next), x, par)?,
+            None => None,
+        };
         if let Some((s, d)) = deferred.take() {
-            s.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
+            s.products_into(factors, &mut ring.partial, &d.rows, &d.x, par)?;
         }
         deferred = later.map(|d| (step, d));
     }
     if let Some((s, d)) = deferred.take() {
-        s.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
+        s.products_into(factors, &mut ring.partial, &d.rows, &d.x, par)?;
     }
     outbox.finish()?;
     recycle(room);
     // 5. The solution back to the holder of `B`.
     exchange_cols_into(
         comm,
-        last,
+        &lists[lists.len() - 1],
         |j, rows, out| {
             for (o, &r) in out.iter_mut().zip(rows) {
-                *o = bx[r + j * n];
+                *o = ring.bx[r + j * n];
             }
         },
         |j, rows, vals| b.set_held_rows(j, rows, vals),
@@ -319,6 +274,126 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     match triangles {
         Triangles::Lu => Ok(undo_interchanges(comm, g, &schedule.flat, b, nrhs)?),
         _ => Ok(b),
+    }
+}
+
+/// One rank's state in a ring solve.
+struct Ring<T> {
+    n: usize,
+    nrhs: usize,
+    /// This rank, if it is on layer 0 (the others only take part in the exchanges).
+    me: Option<usize>,
+    /// The rows of `B` of the steps this rank solves, then their solutions (`N × nrhs`,
+    /// column-major, by rows' indices).
+    bx: Vec<T>,
+    /// This rank's partial sums of the sweep (`N × nrhs`, as `bx`).
+    partial: Vec<T>,
+    /// Where each row of the current step's `piv` is in it.
+    piv_pos: Vec<usize>,
+}
+
+impl<T: KernelScalar> Ring<T> {
+    /// Steps 2 and 3 of `step` (rows `piv`): the makers' partial sums of `piv` to its owner
+    /// (`moves`, a sweep reading column panels), subtracted there with the owner's own from its
+    /// rows of `B`, and the owner's solve with its diagonal block. The solved rows on the
+    /// owner (`piv.len() × nrhs`), nothing elsewhere.
+    ///
+    /// # Collective
+    fn solve_step<'a, C: Communicator>(
+        &mut self,
+        comm: &'a C,
+        step: &SweepStep<'_>,
+        (factors, piv): (&Tiles<'_, T>, &[usize]),
+        moves: &[Move],
+        outbox: &mut Outbox<'a, T, C>,
+        par: Par,
+    ) -> Result<Vec<T>, SolveError> {
+        let (n, nrhs, w) = (self.n, self.nrhs, piv.len());
+        let mine = self.me == Some(owner(step.g, step.t));
+        for (i, &r) in piv.iter().enumerate() {
+            self.piv_pos[r] = i;
+        }
+        let mut xs = vec![T::zero(); if mine { w * nrhs } else { 0 }];
+        if mine {
+            for j in 0..nrhs {
+                for (i, &r) in piv.iter().enumerate() {
+                    xs[i + j * w] = self.bx[r + j * n] - self.partial[r + j * n];
+                }
+            }
+        }
+        if !step.transposed() {
+            let partial = &self.partial;
+            let read = |j: usize, rows: &[usize], out: &mut [T]| {
+                for (o, &r) in out.iter_mut().zip(rows) {
+                    *o = partial[r + j * n];
+                }
+            };
+            let at = &self.piv_pos;
+            exchange_cols_unwaited(comm, moves, read, outbox)?
+                .apply(|r, j, v: T| xs[at[r] + j * w] -= v);
+        }
+        if mine && w > 0 {
+            let cols: Vec<usize> = step.g.panel(step.t).collect();
+            let block = diagonal_block(factors, piv, &cols)?;
+            let view = MatMut::from_slice(&mut xs, w, nrhs, w)?;
+            diagonal_solve(step.triangles, step.sweep, block.view()?, view, par)?;
+            for j in 0..nrhs {
+                for (i, &r) in piv.iter().enumerate() {
+                    self.bx[r + j * n] = xs[i + j * w];
+                }
+            }
+        }
+        Ok(xs)
+    }
+
+    /// A transposed sweep's solved rows `xs` (rows `piv`, on the owner) to the makers of its
+    /// products (`moves`); the solved rows on the owner and on every maker (`maker`: this
+    /// rank is one), nothing elsewhere.
+    ///
+    /// # Collective
+    fn share_solved<'a, C: Communicator>(
+        &self,
+        comm: &'a C,
+        piv: &[usize],
+        maker: bool,
+        xs: Vec<T>,
+        moves: &[Move],
+        outbox: &mut Outbox<'a, T, C>,
+    ) -> Result<Vec<T>, SolveError> {
+        let w = piv.len();
+        let mut x = if xs.is_empty() && maker {
+            vec![T::zero(); w * self.nrhs]
+        } else {
+            xs.clone()
+        };
+        let at = &self.piv_pos;
+        let read = |j: usize, rows: &[usize], out: &mut [T]| {
+            for (o, &r) in out.iter_mut().zip(rows) {
+                *o = xs[at[r] + j * w];
+            }
+        };
+        exchange_cols_unwaited(comm, moves, read, outbox)?.apply(|r, j, v| x[at[r] + j * w] = v);
+        Ok(x)
+    }
+
+    /// Step 4 on a maker of `step`'s products (its `rows`): those of the rows the next step
+    /// solves (`next`) into the partial sums now; the others returned, to be made after the
+    /// previous step's.
+    fn products(
+        &mut self,
+        step: &SweepStep<'_>,
+        factors: &Tiles<'_, T>,
+        (rows, next): (&[usize], &[usize]),
+        x: Vec<T>,
+        par: Par,
+    ) -> Result<Option<Deferred<T>>, SolveError> {
+        let mut wanted = vec![next.is_empty(); self.n];
+        for &i in next {
+            wanted[i] = true;
+        }
+        let (now, rest): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
+        step.products_into(factors, &mut self.partial, &now, &x, par)?;
+        Ok((!rest.is_empty()).then_some(Deferred { rows: rest, x }))
     }
 }
 

@@ -902,3 +902,66 @@ fn a_callers_factor_of_either_triangle_moves_what_its_model_says() {
         }
     }
 }
+
+/// On one grid row with at most `v` right-hand sides the solves run as a ring (the back
+/// substitution sends each step's solved rows to the holders of the row block's columns): on
+/// `1 × 3` and `1 × 2 × 2` (with an idle rank), either triangle stored, the words equal the
+/// model and the solution solves the system.
+#[test]
+fn ring_solves_on_one_grid_row_move_their_model_and_solve() {
+    for (n, k, p, grid) in [
+        (37, 3, 3, TileGrid { px: 1, py: 3, c: 1 }),
+        (30, 4, 5, TileGrid { px: 1, py: 2, c: 2 }),
+    ] {
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let pr = params(CholeskyAlgorithm::Confchox, Some(grid), 4);
+            let out = run_ranks(p, |comm| {
+                let la = BlockCyclic::new(n, n, 3, 3, 1, p).unwrap();
+                let a = OwnedDistMatrix::from_fn(&comm, la, hpd::<f64>(n, uplo, 5)).unwrap();
+                let fac = cholesky(&comm, &a, uplo, &pr).unwrap();
+                let lb = fac.rhs_layout(k).unwrap();
+                let b = OwnedDistMatrix::<f64, _>::random(&comm, lb, 6).unwrap();
+                fac.solve(&comm, &b).unwrap();
+                let model = fac.solve_costs(p, k, 8);
+                comm.barrier().unwrap();
+                comm.reset_stats();
+                let x = fac.solve(&comm, &b).unwrap();
+                let stats = comm.stats();
+                let full = OwnedDistMatrix::from_fn(
+                    &comm,
+                    BlockCyclic::new(n, n, 3, 3, 1, p).unwrap(),
+                    hpd::<f64>(n, Uplo::Lower, 5),
+                )
+                .unwrap();
+                (
+                    stats,
+                    model,
+                    full.gather(&comm, 0).unwrap(),
+                    b.gather(&comm, 0).unwrap(),
+                    x.gather(&comm, 0).unwrap(),
+                )
+            });
+            for (r, (s, model, ..)) in out.iter().enumerate() {
+                assert_eq!(
+                    counters(s),
+                    counters(&model[r]),
+                    "rank {r}, {uplo:?}, p={p}"
+                );
+            }
+            let (_, _, Some(a), Some(b), Some(x)) = &out[0] else {
+                unreachable!("rank 0 gathers")
+            };
+            // `a` holds the lower triangle of the matrix: A = its symmetric completion.
+            let at = |i: usize, j: usize| if i >= j { a[i + j * n] } else { a[j + i * n] };
+            for j in 0..k {
+                for i in 0..n {
+                    let ax: f64 = (0..n).map(|l| at(i, l) * x[l + j * n]).sum();
+                    assert!(
+                        (ax - b[i + j * n]).abs() < 1e-9,
+                        "{uplo:?} p={p} ({i}, {j})"
+                    );
+                }
+            }
+        }
+    }
+}

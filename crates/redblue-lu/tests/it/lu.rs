@@ -1084,3 +1084,45 @@ fn solves_with_the_callers_factors_move_what_their_model_says() {
         assert!(out.iter().any(|(runs, _)| runs.iter().any(moved)));
     }
 }
+
+/// On one grid row with at most `v` right-hand sides the solves run as a ring (the rank
+/// holding a step's panel solves it): with layers and an idle rank (`1 × 2 × 2` of 5 ranks)
+/// and on `1 × 3`, in all four scalars, the solution agrees with the kernel's `getrf` solve,
+/// and its words equal its model; with more right-hand sides than `v` the general scheme
+/// runs, to the same solution.
+#[test]
+fn ring_solves_on_one_grid_row_agree_with_the_kernel_and_their_model() {
+    let ring_2x2 = params(
+        LuAlgorithm::Conflux,
+        Some(TileGrid { px: 1, py: 2, c: 2 }),
+        4,
+    );
+    let ring_3 = params(
+        LuAlgorithm::Conflux,
+        Some(TileGrid { px: 1, py: 3, c: 1 }),
+        4,
+    );
+    for (p, pr, k) in [(5, &ring_2x2, 3), (3, &ring_3, 4), (3, &ring_3, 9)] {
+        let (resid, diff) = solve_check::<f64>(45, p, k, pr, 61);
+        assert!(resid < 10.0 && diff < 1e-10, "p={p} k={k}: {resid} {diff}");
+        assert!(solve_check::<f32>(31, p, k, pr, 62).0 < 10.0);
+        assert!(solve_check::<c32>(31, p, k, pr, 63).0 < 10.0);
+        assert!(solve_check::<c64>(31, p, k, pr, 64).0 < 10.0);
+        let out = run_ranks(p, |comm| {
+            let la = BlockCyclic::new(45, 45, 2, 2, 1, p).unwrap();
+            let a = OwnedDistMatrix::from_fn(&comm, la, |i, j| entry::<f64>(i, j, 65)).unwrap();
+            let fac = lu(&comm, &a, pr).unwrap();
+            let lb = fac.rhs_layout(k).unwrap();
+            let b = OwnedDistMatrix::from_fn(&comm, lb, |i, j| entry::<f64>(i, j, 66)).unwrap();
+            fac.solve(&comm, &b).unwrap(); // the first solve gathers the layers' shares
+            let model = fac.solve_costs(p, k, 8);
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            fac.solve(&comm, &b).unwrap();
+            (comm.stats(), model)
+        });
+        for (r, (s, model)) in out.iter().enumerate() {
+            assert_eq!(counters(s), counters(&model[r]), "rank {r} of {p}, k = {k}");
+        }
+    }
+}
