@@ -159,20 +159,8 @@ pub(crate) fn ring_costs(
     nrhs: usize,
     bytes: usize,
 ) -> Vec<CommStats> {
-    let mut lists = ring_moves(g, triangles, pivots, nrhs);
-    if triangles == Triangles::Lu {
-        let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
-        lists.push(crate::solve::permute_moves(g, &perm, |y| {
-            rhs_cols(g, nrhs, y)
-        }));
-    }
-    let mut stats = vec![CommStats::default(); p];
-    for list in &lists {
-        for (r, tr) in Move::transfers(list, p).iter().enumerate() {
-            stats[r] = stats[r] + tr.stats(r, bytes);
-        }
-    }
-    stats
+    let lists = ring_moves(g, triangles, pivots, nrhs);
+    crate::solve::lists_costs(g, triangles, p, pivots, nrhs, (lists, bytes))
 }
 
 /// The ring solve ([`applies`]): `X` for `B` given as this rank's local array `b` of

@@ -1397,6 +1397,19 @@ pub fn solve_costs(
             }
         }
     }
+    lists_costs(g, triangles, p, pivots, nrhs, (lists, bytes))
+}
+
+/// Every rank's counters (of `p`, elements of `bytes` bytes) for a solve's move `lists` and,
+/// for LU, the final permutation.
+pub(crate) fn lists_costs(
+    g: &Geometry,
+    triangles: Triangles,
+    p: usize,
+    pivots: &[Vec<usize>],
+    nrhs: usize,
+    (mut lists, bytes): (Vec<Vec<Move>>, usize),
+) -> Vec<CommStats> {
     if triangles == Triangles::Lu {
         let perm: Vec<usize> = pivots.iter().flatten().copied().collect();
         lists.push(permute_moves(g, &perm, |y| rhs_cols(g, nrhs, y)));
