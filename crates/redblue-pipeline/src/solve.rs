@@ -563,6 +563,9 @@ impl From<KernelError> for SolveError {
 /// solving grid rows; a block left empty is read in `factors`), for `B` given as this rank's local array `b` of [`rhs_layout`];
 /// returns `X` in the same layout. The local solves and products run on `par` threads.
 ///
+/// On one grid row with at most `v` right-hand sides the ring solves instead (`ring.rs`: the
+/// rank holding a step's panel solves it; `blocks` are not read).
+///
 /// # Collective
 /// # Errors
 /// A communication or kernel failure.
@@ -574,13 +577,30 @@ pub fn solve_native<T: KernelScalar, C: Communicator>(
     pivots: &[Vec<usize>],
     blocks: &[Vec<T>],
     factors: &Tiles<'_, T>,
-    mut b: Tiles<'static, T>,
+    b: Tiles<'static, T>,
     nrhs: usize,
     par: Par,
 ) -> Result<Tiles<'static, T>, SolveError> {
     if crate::ring::applies(g, nrhs) {
         return crate::ring::ring_solve(comm, g, triangles, pivots, factors, b, nrhs, par);
     }
+    let data = (pivots, blocks, factors);
+    solve_general(comm, g, triangles, data, b, nrhs, par)
+}
+
+/// [`solve_native`] by the general scheme (the module's steps 1 to 5): every step solved on
+/// the grid columns holding right-hand sides.
+///
+/// # Collective
+fn solve_general<T: KernelScalar, C: Communicator>(
+    comm: &C,
+    g: &Geometry,
+    triangles: Triangles,
+    (pivots, blocks, factors): (&[Vec<usize>], &[Vec<T>], &Tiles<'_, T>),
+    mut b: Tiles<'static, T>,
+    nrhs: usize,
+    par: Par,
+) -> Result<Tiles<'static, T>, SolveError> {
     let n = g.n;
     let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
     let ny = b.cols.len();
