@@ -125,7 +125,7 @@ fn ring_moves(
     let mut schedule = Schedule::new(pivots, g.n);
     let (mut made, mut current) = (vec![false; g.ranks()], None);
     for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
-        let others = schedule.others(k).to_vec();
+        let others = schedule.others(k);
         if current != Some(sweep) {
             (made, current) = (vec![false; g.ranks()], Some(sweep));
         }
@@ -138,7 +138,7 @@ fn ring_moves(
         };
         let piv = &pivots[t];
         if step.transposed() {
-            let makers: Vec<usize> = step.product_makers(&others).iter().map(|m| m.0).collect();
+            let makers: Vec<usize> = step.product_makers(others).iter().map(|m| m.0).collect();
             lists.push(x_moves(g, t, piv, nrhs, &makers));
         } else {
             lists.push(sum_moves(g, t, piv, nrhs, &made));
