@@ -32,7 +32,7 @@
 
 use crate::geometry::{Geometry, Tiles};
 use crate::solve::{
-    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Schedule, SolveError, SweepStep,
+    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Schedule, SolveError, Sweep, SweepStep,
     Triangles,
 };
 use redblue_comm::{CommStats, Communicator};
@@ -202,7 +202,11 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     let mut outbox = Outbox::new(&mut room);
     let mut schedule = Schedule::new(pivots, n);
     let steps = schedule.order.clone();
-    let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
+    // Products made later, with the step at whose end they are made: the rest of a step that
+    // reads column panels after the next step (whose owner needs this rank's sums of its rows
+    // first), of a transposed one after this rank's own next step (the rows it needs before
+    // are made at once, and the others' sums do not wait for it).
+    let mut pending: Vec<(usize, SweepStep<'_>, Deferred<T>)> = Vec::new();
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = schedule.others(k);
         if k == 0 || steps[k - 1].0 != sweep {
@@ -228,24 +232,22 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             true => ring.share_solved(comm, piv, rows.is_some(), xs, moves, &mut outbox)?,
             false => xs,
         };
-        // 4. This step's products: the next step's rows now, the rest after the previous
-        // step's rest.
-        let next: &[usize] = match steps.get(k + 1) {
-            Some(&(s, u)) if s == sweep => &pivots[u],
-            _ => &[],
-        };
+        // 4. This step's products: the rows wanted soon now, the rest at the end of a later
+        // step.
+        let until = |u: usize| Some(owner(g, u)) == ring.me || !step.transposed();
+        let soon = soon_rows(g.n, pivots, &steps[k + 1..], sweep, until);
         let later = match rows {
-            Some(rows) => ring.products(&step, factors, (rows, next), x, par)?,
+            Some(rows) => ring.products(&step, factors, (rows, soon.as_ref()), x, par)?,
             None => None,
         };
-        if let Some((s, d)) = deferred.take() {
+        for (_, s, d) in pending.extract_if(.., |(due, ..)| *due == k) {
             s.products_into(factors, &mut ring.partial, &d.rows, &d.x, par)?;
         }
-        deferred = later.map(|d| (step, d));
+        if let (Some(d), Some((_, upto))) = (later, soon) {
+            pending.push((k + 1 + upto, step, d));
+        }
     }
-    if let Some((s, d)) = deferred.take() {
-        s.products_into(factors, &mut ring.partial, &d.rows, &d.x, par)?;
-    }
+    debug_assert!(pending.is_empty(), "every rest is due within its sweep");
     outbox.finish()?;
     recycle(room);
     // 5. The solution back to the holder of `B`.
@@ -364,25 +366,43 @@ impl<T: KernelScalar> Ring<T> {
         Ok(x)
     }
 
-    /// Step 4 on a maker of `step`'s products (its `rows`): those of the rows the next step
-    /// solves (`next`) into the partial sums now; the others returned, to be made after the
-    /// previous step's.
+    /// Step 4 on a maker of `step`'s products (its `rows`): those `soon` wants (all, with
+    /// `None`) into the partial sums now; the others returned, to be made later.
     fn products(
         &mut self,
         step: &SweepStep<'_>,
         factors: &Tiles<'_, T>,
-        (rows, next): (&[usize], &[usize]),
+        (rows, soon): (&[usize], Option<&(Vec<bool>, usize)>),
         x: Vec<T>,
         par: Par,
     ) -> Result<Option<Deferred<T>>, SolveError> {
-        let mut wanted = vec![next.is_empty(); self.n];
-        for &i in next {
-            wanted[i] = true;
-        }
-        let (now, rest): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
+        let (now, rest): (Vec<usize>, Vec<usize>) =
+            rows.iter().partition(|&&i| soon.is_none_or(|s| s.0[i]));
         step.products_into(factors, &mut self.partial, &now, &x, par)?;
         Ok((!rest.is_empty()).then_some(Deferred { rows: rest, x }))
     }
+}
+
+/// The rows a maker makes at once at a step whose later steps in the sweep are `later` (the
+/// schedule's order): those of the steps up to and including the first that `until` accepts,
+/// as a mask of the `n` rows, with that step's place in `later`; `None` (every row at once)
+/// when it accepts none.
+fn soon_rows(
+    n: usize,
+    pivots: &[Vec<usize>],
+    later: &[(Sweep, usize)],
+    sweep: Sweep,
+    until: impl Fn(usize) -> bool,
+) -> Option<(Vec<bool>, usize)> {
+    let later = later.iter().take_while(|&&(s, _)| s == sweep);
+    let upto = later.clone().position(|&(_, u)| until(u))?;
+    let mut soon = vec![false; n];
+    for &(_, u) in later.take(upto + 1) {
+        for &r in &pivots[u] {
+            soon[r] = true;
+        }
+    }
+    Some((soon, upto))
 }
 
 /// `vals` into `column` at `rows`.
