@@ -9,10 +9,10 @@
 //! to the solving column, and one rank doing every solve. Here instead:
 //!
 //! 1. the rows of `B` go once to the owners of their steps (`scatter_moves`);
-//! 2. step `t` (either sweep, in its order): the ranks that made products for rows `piv` (the
-//!    owners of the sweep's earlier steps) send their partial sums of those rows to
-//!    `owner(t)` (`sum_moves`), which subtracts them and solves with its diagonal block; the
-//!    solved rows stay there;
+//! 2. step `t` (either sweep, in its order): `owner(t)` solves rows `piv` with its diagonal
+//!    block, after subtracting the partial sums of those rows — in a sweep reading column
+//!    panels the earlier makers (the owners of the sweep's earlier steps) send it theirs
+//!    (`sum_moves`); the solved rows stay there;
 //! 3. a sweep reading the factor's column panels (`L` of either factorisation going forward,
 //!    LU's `U` going back): `owner(t)` multiplies its panel by the solved rows into its
 //!    partial sums; a sweep reading row blocks transposed (Cholesky's `Lᴴ` going back, the
@@ -20,10 +20,12 @@
 //!    columns of the rows still to update (`x_moves`), each of which multiplies its columns of
 //!    the row block into its own partial sums (rows of its own later steps, so no partial sum
 //!    ever travels);
-//! 4. the rows the next step solves are multiplied first and their sums sent at once, the rest
-//!    once the next step's sends are on their way;
-//! 5. at the end every solved row goes back to the ranks holding `B` (`gather_moves`), and
-//!    LU's row interchanges are undone as in the general scheme.
+//! 4. a maker multiplies some rows at once and the rest later: reading column panels, the
+//!    next step's rows (whose sums its owner asks for next), the rest at the end of the next
+//!    step; transposed, the rows of the steps up to its own next one, the rest at the end of
+//!    that step (so that no rest stands between the solved rows it receives and its solve);
+//! 5. at the end every solved row goes back to the ranks holding `B` (`scatter_moves` the
+//!    other way), and LU's row interchanges are undone as in the general scheme.
 //!
 //! Per step one message to the solving rank from each earlier maker (one, on `1 × 2`) or one
 //! message from it to each maker, against two on the general scheme's path; the solves and the
