@@ -267,14 +267,7 @@ impl CholeskyPlan {
         uplo: Uplo,
     ) -> Result<Self, CholeskyError> {
         let default = CholeskyPlan::new(n, p, params)?;
-        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
-            return Ok(default);
-        }
-        let Some((grid, nb)) = grid_of_layout(layout, uplo == Uplo::Upper, p) else {
-            return Ok(default);
-        };
-        let here = params.clone().with_grid(grid).with_block(nb);
-        let Ok(here) = CholeskyPlan::new(n, p, &here) else {
+        let Some(here) = CholeskyPlan::on_callers_grid(n, p, params, layout, uplo) else {
             return Ok(default);
         };
         let moves = (n as f64) * (n as f64) / default.ranks() as f64;
@@ -301,16 +294,27 @@ impl CholeskyPlan {
         layout: &BlockCyclicSubmatrix,
         uplo: Uplo,
     ) -> Result<Self, CholeskyError> {
-        let free = params.grid.is_none() && params.layers.is_none() && params.block.is_none();
-        let upper = uplo == Uplo::Upper;
-        if let Some((grid, nb)) = grid_of_layout(layout, upper, p).filter(|_| free) {
-            if let Ok(here) =
-                CholeskyPlan::new(n, p, &params.clone().with_grid(grid).with_block(nb))
-            {
-                return Ok(here);
-            }
+        match CholeskyPlan::on_callers_grid(n, p, params, layout, uplo) {
+            Some(here) => Ok(here),
+            None => CholeskyPlan::new(n, p, params),
         }
-        CholeskyPlan::new(n, p, params)
+    }
+
+    /// The plan on `layout`'s grid and blocks ([`grid_of_layout`], for the `uplo` triangle),
+    /// if they can be a plan's native layout and `params` fix none of the grid, the layers and
+    /// the tile width.
+    fn on_callers_grid(
+        n: usize,
+        p: usize,
+        params: &CholeskyParams,
+        layout: &BlockCyclicSubmatrix,
+        uplo: Uplo,
+    ) -> Option<Self> {
+        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
+            return None;
+        }
+        let (grid, nb) = grid_of_layout(layout, uplo == Uplo::Upper, p)?;
+        CholeskyPlan::new(n, p, &params.clone().with_grid(grid).with_block(nb)).ok()
     }
 
     /// Ranks the plan uses (`Px·Py·c`); ranks beyond are idle.

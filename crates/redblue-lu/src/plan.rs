@@ -134,14 +134,7 @@ impl LuPlan {
         layout: &BlockCyclicSubmatrix,
     ) -> Result<Self, LuError> {
         let default = LuPlan::rect(m, n, p, params)?;
-        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
-            return Ok(default);
-        }
-        let Some((grid, nb)) = grid_of_layout(layout, false, p) else {
-            return Ok(default);
-        };
-        let here = params.clone().with_grid(grid).with_block(nb);
-        let Ok(here) = LuPlan::rect(m, n, p, &here) else {
+        let Some(here) = LuPlan::on_callers_grid((m, n), p, params, layout) else {
             return Ok(default);
         };
         let moves = (m as f64) * (n as f64) / default.ranks() as f64;
@@ -168,14 +161,25 @@ impl LuPlan {
         params: &LuParams,
         layout: &BlockCyclicSubmatrix,
     ) -> Result<Self, LuError> {
-        let free = params.grid.is_none() && params.layers.is_none() && params.block.is_none();
-        if let Some((grid, nb)) = grid_of_layout(layout, false, p).filter(|_| free) {
-            if let Ok(here) = LuPlan::rect(m, n, p, &params.clone().with_grid(grid).with_block(nb))
-            {
-                return Ok(here);
-            }
+        match LuPlan::on_callers_grid((m, n), p, params, layout) {
+            Some(here) => Ok(here),
+            None => LuPlan::rect(m, n, p, params),
         }
-        LuPlan::rect(m, n, p, params)
+    }
+
+    /// The plan on `layout`'s grid and blocks ([`grid_of_layout`]), if they can be a plan's
+    /// native layout and `params` fix none of the grid, the layers and the tile width.
+    fn on_callers_grid(
+        (m, n): (usize, usize),
+        p: usize,
+        params: &LuParams,
+        layout: &BlockCyclicSubmatrix,
+    ) -> Option<Self> {
+        if params.grid.is_some() || params.layers.is_some() || params.block.is_some() {
+            return None;
+        }
+        let (grid, nb) = grid_of_layout(layout, false, p)?;
+        LuPlan::rect(m, n, p, &params.clone().with_grid(grid).with_block(nb)).ok()
     }
 
     /// Ranks the plan uses (`Px·Py·c`); ranks beyond are idle.
