@@ -15,8 +15,11 @@
 //! Zen 5, f64, `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a
 //! `4096 × 2048` factor: 61–64 GFLOP/s against the `gemm` crate's 51–53 (45 without fetching
 //! ahead; 75–78 with a leading dimension of 4080, whose strips' columns do not share the
-//! cache's sets as 4096's do); f32 132–135 against 109–112 (the kernels page of the book). Complex scalars, other CPUs, threaded calls and other shapes
-//! take the general path ([`Narrow::narrow_matmul`] answers "not taken").
+//! cache's sets as 4096's do); f32 132–135 against 109–112 (the kernels page of the book).
+//! They are asked before a system BLAS too: OpenBLAS ran the same tall product at 46–47 GFLOP/s
+//! (71–75 here) and the wide one, `C(16 × 4096) += Xᵀ·A(64 × 4096)`, at 31–33 (116 here).
+//! Complex scalars, other CPUs, threaded calls and other shapes take the general path
+//! ([`Narrow::narrow_matmul`] answers "not taken").
 
 use crate::simd::{isa, Isa};
 use crate::{KernelScalar, Par};
@@ -635,10 +638,10 @@ mod tests {
         }
     }
 
-    /// Whether narrow products reach the narrow kernels here: a CPU with AVX2 or AVX-512, and
-    /// no system BLAS taking every product first (the `blas` feature).
+    /// Whether narrow products reach the narrow kernels here: a CPU with AVX2 or AVX-512 (with
+    /// or without a system BLAS: they are asked first).
     fn takes_any() -> bool {
-        isa() != Isa::Base && !crate::system::system_blas_active()
+        isa() != Isa::Base
     }
 
     /// The rows of a tall tile of `T` on this CPU (0 without kernels).

@@ -56,9 +56,10 @@ pub fn system_blas_active() -> bool {
 const LARGE_PRODUCT: usize = 64 * 64 * 64;
 
 /// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so), with `par`
-/// threads: in the system BLAS if it takes it, otherwise in the narrow kernel if it takes it
-/// (`narrow.rs`), in the `gemm` crate (large products) or faer's matmul (small ones). Every
-/// product of the kernels outside their narrow leaves goes through here.
+/// threads: in the narrow kernel if it takes it (`narrow.rs`, with or without a system BLAS),
+/// otherwise in the system BLAS if it takes it, in the `gemm` crate (large products) or faer's
+/// matmul (small ones). Every product of the kernels outside their narrow leaves goes through
+/// here.
 ///
 /// Why the `gemm` crate for large products: it is the crate faer's matmul was built on, and
 /// with its AVX-512 kernels (feature `x86-v4`, chosen at run time) it measured 0.97–1.0× of
@@ -72,8 +73,10 @@ pub(crate) fn matmul<T: KernelScalar>(
     alpha: T,
     par: Par,
 ) {
-    if T::system_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
-        || T::narrow_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
+    // Narrow products first, also before a system BLAS: OpenBLAS ran a solve's shapes at a
+    // third to two thirds of the narrow kernels' speed (the kernels page of the book).
+    if T::narrow_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
+        || T::system_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
     {
         return;
     }
