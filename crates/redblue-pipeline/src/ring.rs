@@ -34,8 +34,8 @@
 
 use crate::geometry::{Geometry, Tiles};
 use crate::solve::{
-    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Schedule, SolveError, Sweep, SweepStep,
-    Triangles,
+    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Schedule, SolveError, Sums, Sweep,
+    SweepStep, Triangles,
 };
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::pool::{recycle, try_take_buffer};
@@ -191,6 +191,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
         me: on_layer_0.then_some(me),
         bx: vec![T::zero(); if on_layer_0 { n * nrhs } else { 0 }],
         partial: Vec::new(),
+        sums: Sums::ByColumns,
         piv_pos: vec![usize::MAX; n],
     };
     // 1. The rows of `B` to their steps' owners.
@@ -211,9 +212,6 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     let mut pending: Vec<(usize, SweepStep<'_>, Deferred<T>)> = Vec::new();
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = schedule.others(k);
-        if k == 0 || steps[k - 1].0 != sweep {
-            ring.partial = vec![T::zero(); ring.bx.len()];
-        }
         let step = SweepStep {
             g,
             triangles,
@@ -221,6 +219,15 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             t,
             nrhs,
         };
+        if k == 0 || steps[k - 1].0 != sweep {
+            ring.partial = vec![T::zero(); ring.bx.len()];
+            // A transposed sweep's sums stay on their maker: stored by rows, its products are
+            // added to them a row at a time (or made there).
+            ring.sums = match step.transposed() {
+                true => Sums::ByRows,
+                false => Sums::ByColumns,
+            };
+        }
         let piv = &pivots[t];
         let moves = &lists[k + 1];
         // 2. and 3.
@@ -243,7 +250,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             None => None,
         };
         for (_, s, d) in pending.extract_if(.., |(due, ..)| *due == k) {
-            s.products_into(factors, &mut ring.partial, &d.rows, &d.x, par)?;
+            s.products_into(factors, (&mut ring.partial, ring.sums), &d.rows, &d.x, par)?;
         }
         if let (Some(d), Some((_, upto))) = (later, soon) {
             pending.push((k + 1 + upto, step, d));
@@ -278,8 +285,9 @@ struct Ring<T> {
     /// The rows of `B` of the steps this rank solves, then their solutions (`N × nrhs`,
     /// column-major, by rows' indices).
     bx: Vec<T>,
-    /// This rank's partial sums of the sweep (`N × nrhs`, as `bx`).
+    /// This rank's partial sums of the sweep (`N × nrhs`, stored as `sums` says).
     partial: Vec<T>,
+    sums: Sums,
     /// Where each row of the current step's `piv` is in it.
     piv_pos: Vec<usize>,
 }
@@ -309,11 +317,12 @@ impl<T: KernelScalar> Ring<T> {
         if mine {
             for j in 0..nrhs {
                 for (i, &r) in piv.iter().enumerate() {
-                    xs[i + j * w] = self.bx[r + j * n] - self.partial[r + j * n];
+                    xs[i + j * w] = self.bx[r + j * n] - self.partial[self.sums.at(r, j, n, nrhs)];
                 }
             }
         }
         if !step.transposed() {
+            // (Stored by columns: `Sums::ByColumns`.)
             let partial = &self.partial;
             let read = |j: usize, rows: &[usize], out: &mut [T]| {
                 for (o, &r) in out.iter_mut().zip(rows) {
@@ -380,7 +389,7 @@ impl<T: KernelScalar> Ring<T> {
     ) -> Result<Option<Deferred<T>>, SolveError> {
         let (now, rest): (Vec<usize>, Vec<usize>) =
             rows.iter().partition(|&&i| soon.is_none_or(|s| s.0[i]));
-        step.products_into(factors, &mut self.partial, &now, &x, par)?;
+        step.products_into(factors, (&mut self.partial, self.sums), &now, &x, par)?;
         Ok((!rest.is_empty()).then_some(Deferred { rows: rest, x }))
     }
 }

@@ -630,7 +630,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         // step's other products, while they travel.
         partials.deliver(comm, (g, nrhs), piv, &partial, &mut b, &mut outbox)?;
         if let Some((step, d)) = deferred.take() {
-            step.products_into(factors, &mut partial, &d.rows, &d.x, par)?;
+            step.products_into(factors, (&mut partial, Sums::ByColumns), &d.rows, &d.x, par)?;
         }
         // The rows the next step of this sweep solves.
         let next: &[usize] = match steps.get(k + 1) {
@@ -1108,7 +1108,7 @@ impl SweepStep<'_> {
             wanted[i] = true;
         }
         let (now, later): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
-        self.products_into(factors, partial, &now, &x_all, par)?;
+        self.products_into(factors, (partial, Sums::ByColumns), &now, &x_all, par)?;
         Ok((!later.is_empty()).then_some(Deferred {
             rows: later,
             x: x_all,
@@ -1116,11 +1116,12 @@ impl SweepStep<'_> {
     }
 
     /// The products of this rank's `rows` (its rows of `others`, or of the row block's
-    /// columns) with the solved rows `x` (`w × K`), added to their partial sums.
+    /// columns) with the solved rows `x` (`w × K`), added to their partial sums (`N × K`,
+    /// stored as `sums` says).
     pub(crate) fn products_into<T: KernelScalar>(
         &self,
         factors: &Tiles<'_, T>,
-        partial: &mut [T],
+        (partial, sums): (&mut [T], Sums),
         rows: &[usize],
         x: &[T],
         par: Par,
@@ -1164,17 +1165,52 @@ impl SweepStep<'_> {
             (a, Op::NoTrans)
         };
         let (n, x) = (g.n, MatRef::from_slice(x, w, nrhs, w)?);
-        match consecutive(rows, |i| i) {
-            Some(r0) if op == Op::NoTrans => {
+        let one = T::one();
+        match (consecutive(rows, |i| i), sums) {
+            (Some(r0), Sums::ByColumns) if op == Op::NoTrans => {
                 // Added straight into the partial sums (columns `n` apart).
-                let sums = MatMut::from_slice(&mut partial[r0..], mr, nrhs, n)?;
-                gemm(T::one(), a, op, x, Op::NoTrans, T::one(), sums, par)?;
+                let dst = MatMut::from_slice(&mut partial[r0..], mr, nrhs, n)?;
+                gemm(one, a, op, x, Op::NoTrans, one, dst, par)?;
+                return Ok(());
+            }
+            (Some(r0), Sums::ByRows)
+                if op == Op::Trans || (op != Op::NoTrans && !T::IS_COMPLEX) =>
+            {
+                // The product's transpose `xᵀ·a` (`K × mr`) is the rows' sums where they are.
+                let dst = MatMut::from_slice(&mut partial[r0 * nrhs..], nrhs, mr, nrhs)?;
+                gemm(one, x, Op::Trans, a, Op::NoTrans, one, dst, par)?;
                 return Ok(());
             }
             _ => {}
         }
-        narrow_product(a, op, x, par)?.for_each(|k, j, v| partial[rows[k] + j * n] += v);
+        let product = narrow_product(a, op, x, par)?;
+        match sums {
+            Sums::ByColumns => product.for_each(|k, j, v| partial[rows[k] + j * n] += v),
+            Sums::ByRows => product.add_to_rows(rows, partial),
+        }
         Ok(())
+    }
+}
+
+/// How a rank's partial sums of a sweep (`N × K`) are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sums {
+    /// Row `r` of right-hand side `j` at `r + j·N`: sums that travel are read a column at a
+    /// time, and a product by columns is added where its rows are.
+    ByColumns,
+    /// At `r·K + j`: a transposed product (the factor's row block times the solved rows,
+    /// made as `xᵀ·a`) is added a column of it, one row's sums, at a time, or made where its
+    /// rows are; for sums that never leave their rank (the ring's transposed sweeps).
+    ByRows,
+}
+
+impl Sums {
+    /// Where the sum of row `r`, right-hand side `j`, is (`n` rows, `k` right-hand sides).
+    pub(crate) fn at(self, r: usize, j: usize, n: usize, k: usize) -> usize {
+        match self {
+            Sums::ByColumns => r + j * n,
+            Sums::ByRows => r * k + j,
+        }
     }
 }
 
@@ -1361,6 +1397,27 @@ impl<T: KernelScalar> Narrow<T> {
                         for (i, &v) in rows.iter().skip(j).step_by(k).enumerate() {
                             f(i0 + i, j, if op == Op::ConjTrans { v.conj() } else { v });
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<T: KernelScalar> Narrow<T> {
+    /// Adds the product to the partial sums `partial` of `rows` stored by rows
+    /// ([`Sums::ByRows`]): a transposed product's columns whole, a plain one's elements.
+    fn add_to_rows(&self, rows: &[usize], partial: &mut [T]) {
+        let k = self.k;
+        match self.op {
+            Op::NoTrans => self.for_each(|i, j, v| partial[rows[i] * k + j] += v),
+            op => {
+                for (h, &r) in self.data.chunks_exact(k.max(1)).zip(rows) {
+                    let dst = &mut partial[r * k..][..k];
+                    if op == Op::ConjTrans {
+                        dst.iter_mut().zip(h).for_each(|(d, &v)| *d += v.conj());
+                    } else {
+                        dst.iter_mut().zip(h).for_each(|(d, &v)| *d += v);
                     }
                 }
             }
