@@ -115,8 +115,29 @@ fn x_moves(g: &Geometry, t: usize, piv: &[usize], nrhs: usize, makers: &[usize])
         .collect()
 }
 
+/// The moves of `step` (its rows `piv`, the `makers` of its products, `others` the rows they
+/// make): the partial sums of the sweep's makers so far to the owner (`made`, updated), or the
+/// solved rows from the owner to the makers when it is transposed.
+fn step_moves(
+    step: &SweepStep<'_>,
+    piv: &[usize],
+    (makers, others): (&[(usize, Vec<usize>)], &[usize]),
+    made: &mut [bool],
+) -> Vec<Move> {
+    let (g, t, nrhs) = (step.g, step.t, step.nrhs);
+    if step.transposed() {
+        let ranks: Vec<usize> = makers.iter().map(|m| m.0).collect();
+        x_moves(g, t, piv, nrhs, &ranks)
+    } else {
+        let moves = sum_moves(g, t, piv, nrhs, made);
+        made[owner(g, t)] |= !others.is_empty();
+        moves
+    }
+}
+
 /// The move lists of the ring solve in the order it runs them: `B` to the owners, each step's
-/// sums or solved rows, the solution back.
+/// sums or solved rows ([`step_moves`], as [`ring_solve`] makes them step by step), the
+/// solution back.
 fn ring_moves(
     g: &Geometry,
     triangles: Triangles,
@@ -125,12 +146,13 @@ fn ring_moves(
 ) -> Vec<Vec<Move>> {
     let mut lists = vec![scatter_moves(g, pivots, nrhs, false)];
     let mut schedule = Schedule::new(pivots, g.n);
-    let (mut made, mut current) = (vec![false; g.ranks()], None);
-    for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
-        let others = schedule.others(k);
-        if current != Some(sweep) {
-            (made, current) = (vec![false; g.ranks()], Some(sweep));
+    let steps = schedule.order.clone();
+    let mut made = Vec::new();
+    for (k, &(sweep, t)) in steps.iter().enumerate() {
+        if k == 0 || steps[k - 1].0 != sweep {
+            made = vec![false; g.ranks()];
         }
+        let others = schedule.others(k);
         let step = SweepStep {
             g,
             triangles,
@@ -138,14 +160,8 @@ fn ring_moves(
             t,
             nrhs,
         };
-        let piv = &pivots[t];
-        if step.transposed() {
-            let makers: Vec<usize> = step.product_makers(others).iter().map(|m| m.0).collect();
-            lists.push(x_moves(g, t, piv, nrhs, &makers));
-        } else {
-            lists.push(sum_moves(g, t, piv, nrhs, &made));
-            made[owner(g, t)] |= !others.is_empty();
-        }
+        let makers = step.product_makers(others);
+        lists.push(step_moves(&step, &pivots[t], (&makers, others), &mut made));
     }
     lists.push(scatter_moves(g, pivots, nrhs, true));
     lists
@@ -184,7 +200,6 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
 ) -> Result<Tiles<'static, T>, SolveError> {
     let (n, me) = (g.n, comm.rank());
     let on_layer_0 = g.coords(me).is_some_and(|(_, _, z)| z == 0);
-    let lists = ring_moves(g, triangles, pivots, nrhs);
     let mut ring = Ring {
         n,
         nrhs,
@@ -197,7 +212,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     // 1. The rows of `B` to their steps' owners.
     exchange_cols_into(
         comm,
-        &lists[0],
+        &scatter_moves(g, pivots, nrhs, false),
         |j, rows, out| b.gather_rows(j, rows, out),
         |j, rows, vals| put_rows(&mut ring.bx[j * n..], rows, vals),
     )?;
@@ -210,6 +225,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     // first), of a transposed one after this rank's own next step (the rows it needs before
     // are made at once, and the others' sums do not wait for it).
     let mut pending: Vec<(usize, SweepStep<'_>, Deferred<T>)> = Vec::new();
+    let mut made = Vec::new();
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = schedule.others(k);
         let step = SweepStep {
@@ -220,6 +236,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             nrhs,
         };
         if k == 0 || steps[k - 1].0 != sweep {
+            made = vec![false; g.ranks()];
             ring.partial = vec![T::zero(); ring.bx.len()];
             // A transposed sweep's sums stay on their maker: stored by rows, its products are
             // added to them a row at a time (or made there).
@@ -229,10 +246,10 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             };
         }
         let piv = &pivots[t];
-        let moves = &lists[k + 1];
+        let makers = step.product_makers(others);
+        let moves = &step_moves(&step, piv, (&makers, others), &mut made);
         // 2. and 3.
         let xs = ring.solve_step(comm, &step, (factors, piv), moves, &mut outbox, par)?;
-        let makers = step.product_makers(others);
         let rows = makers
             .iter()
             .find(|m| Some(m.0) == ring.me)
@@ -262,7 +279,7 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
     // 5. The solution back to the holder of `B`.
     exchange_cols_into(
         comm,
-        &lists[lists.len() - 1],
+        &scatter_moves(g, pivots, nrhs, true),
         |j, rows, out| {
             for (o, &r) in out.iter_mut().zip(rows) {
                 *o = ring.bx[r + j * n];
