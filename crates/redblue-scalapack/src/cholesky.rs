@@ -205,7 +205,10 @@ pub fn ppotrs<T: KernelScalar, C: Communicator>(
         submatrix(g, ob, &agreed.llds[1])?,
     );
     let uplo = uplo_of(uplo).unwrap_or(Uplo::Lower);
-    let (renumbered, [la, lb]) = column_major_if(comm, g, uplo == Uplo::Lower, [la, lb])?;
+    // The solve plans on the caller's grid itself for either triangle (not on the transposed
+    // one, as `p?potrf` factors the upper), so its processes are numbered column-major for both:
+    // otherwise an upper factor on a 2D grid was moved whole on every call.
+    let (renumbered, [la, lb]) = column_major_if(comm, g, true, [la, lb])?;
     let comm = renumbered.as_ref().unwrap_or(comm);
     solve_with_factor(comm, uplo, (&la, a), (&lb, b))
 }
