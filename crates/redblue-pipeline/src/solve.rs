@@ -400,9 +400,9 @@ impl Partials {
         }
     }
 
-    /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`) brought to the ranks
-    /// holding those rows of `b` ([`Partials::moves`]) and subtracted there, a column of a
-    /// move at a time. What this rank sends is not waited for ([`exchange_cols_unwaited`]): a
+    /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`, stored as `sums` says)
+    /// brought to the ranks holding those rows of `b` ([`Partials::moves`]) and subtracted
+    /// there, a column of a move at a time. What this rank sends is not waited for ([`exchange_cols_unwaited`]): a
     /// maker goes on with its products while the rank it sends to is still busy.
     ///
     /// # Collective
@@ -411,14 +411,19 @@ impl Partials {
         comm: &'a C,
         (g, nrhs): (&Geometry, usize),
         piv: &[usize],
-        partial: &[T],
+        (partial, sums): (&[T], Sums),
         b: &mut Tiles<'_, T>,
         outbox: &mut Outbox<'a, T, C>,
     ) -> Result<(), CommError> {
         let n = g.n;
         let moves = self.moves(g, nrhs, piv);
-        let read = |j: usize, rows: &[usize], out: &mut [T]| {
-            gather_runs(&partial[j * n..][..n], rows, |r| r, out)
+        let read = |j: usize, rows: &[usize], out: &mut [T]| match sums {
+            Sums::ByColumns => gather_runs(&partial[j * n..][..n], rows, |r| r, out),
+            Sums::ByRows => {
+                for (o, &r) in out.iter_mut().zip(rows) {
+                    *o = partial[r * nrhs + j];
+                }
+            }
         };
         exchange_cols_unwaited(comm, &moves, read, outbox)?
             .apply_cols(|j, rows, vals| b.sub_rows(j, rows, vals));
@@ -608,6 +613,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
     let (mut partials, mut partial, mut current) = (Partials::new(n), Vec::new(), None);
+    let mut sums = Sums::ByColumns;
     let mut outbox_store = outbox_room(g, nrhs);
     let mut outbox = Outbox::new(&mut outbox_store);
     // The previous step's products not made yet (all but the rows this step solves).
@@ -622,27 +628,32 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         let piv = &pivots[t];
         let w = piv.len();
         mark_positions(&mut piv_pos, piv);
-        if current != Some(sweep) {
-            (partials, partial, current) =
-                (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
-        }
-        // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
-        // step's other products, while they travel.
-        partials.deliver(comm, (g, nrhs), piv, &partial, &mut b, &mut outbox)?;
-        if let Some((step, d)) = deferred.take() {
-            step.products_into(factors, (&mut partial, Sums::ByColumns), &d.rows, &d.x, par)?;
-        }
-        // The rows the next step of this sweep solves.
-        let next: &[usize] = match steps.get(k + 1) {
-            Some(&(s, u)) if s == sweep => &pivots[u],
-            _ => &[],
-        };
         let step = SweepStep {
             g,
             triangles,
             sweep,
             t,
             nrhs,
+        };
+        if current != Some(sweep) {
+            (partials, partial, current) =
+                (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
+            // A transposed sweep's products are rows' sums whole ([`Sums::ByRows`]).
+            sums = match step.transposed() {
+                true => Sums::ByRows,
+                false => Sums::ByColumns,
+            };
+        }
+        // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
+        // step's other products, while they travel.
+        partials.deliver(comm, (g, nrhs), piv, (&partial, sums), &mut b, &mut outbox)?;
+        if let Some((step, d)) = deferred.take() {
+            step.products_into(factors, (&mut partial, sums), &d.rows, &d.x, par)?;
+        }
+        // The rows the next step of this sweep solves.
+        let next: &[usize] = match steps.get(k + 1) {
+            Some(&(s, u)) if s == sweep => &pivots[u],
+            _ => &[],
         };
         // 1. to 3.
         let (xs, x_blk) = step.solve_rows(
@@ -661,7 +672,10 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             let x = (piv_pos.as_slice(), solved);
             let makers = step.product_makers(others);
             let mine = makers.iter().find(|m| m.0 == comm.rank()).map(|m| &m.1[..]);
-            let (data, rows) = ((factors, &mut partial[..]), (piv.as_slice(), others, next));
+            let (data, rows) = (
+                (factors, (&mut partial[..], sums)),
+                (piv.as_slice(), others, next),
+            );
             let later = step.add_products(comm, data, rows, mine, x, &mut outbox, par)?;
             for (r, rows) in &makers {
                 partials.record(*r, rows);
@@ -1072,7 +1086,7 @@ impl SweepStep<'_> {
     /// products ([`product_makers`](Self::product_makers); this rank's rows `mine` if it is
     /// one), which multiply their part of the factor's panel by them and add the products to
     /// their partial sums `partial` (`N × K`,
-    /// column-major), delivered when their rows are solved ([`Partials`]). The products of the
+    /// stored as its [`Sums`] says), delivered when their rows are solved ([`Partials`]). The products of the
     /// rows `next` (the next step's, wanted first) are made now; the others are returned, to
     /// be made once the next step's partial sums are on their way.
     ///
@@ -1081,7 +1095,7 @@ impl SweepStep<'_> {
     fn add_products<'a, T: KernelScalar, C: Communicator>(
         &self,
         comm: &'a C,
-        (factors, partial): (&Tiles<'_, T>, &mut [T]),
+        (factors, partial): (&Tiles<'_, T>, (&mut [T], Sums)),
         (piv, others, next): (&[usize], &[usize], &[usize]),
         mine: Option<&[usize]>,
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
@@ -1108,7 +1122,7 @@ impl SweepStep<'_> {
             wanted[i] = true;
         }
         let (now, later): (Vec<usize>, Vec<usize>) = rows.iter().partition(|&&i| wanted[i]);
-        self.products_into(factors, (partial, Sums::ByColumns), &now, &x_all, par)?;
+        self.products_into(factors, partial, &now, &x_all, par)?;
         Ok((!later.is_empty()).then_some(Deferred {
             rows: later,
             x: x_all,
@@ -1195,12 +1209,13 @@ impl SweepStep<'_> {
 /// How a rank's partial sums of a sweep (`N × K`) are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sums {
-    /// Row `r` of right-hand side `j` at `r + j·N`: sums that travel are read a column at a
-    /// time, and a product by columns is added where its rows are.
+    /// Row `r` of right-hand side `j` at `r + j·N`: a product by columns is added where its
+    /// rows are, and sums that travel are read in runs of a column (sweeps reading column
+    /// panels).
     ByColumns,
     /// At `r·K + j`: a transposed product (the factor's row block times the solved rows,
     /// made as `xᵀ·a`) is added a column of it, one row's sums, at a time, or made where its
-    /// rows are; for sums that never leave their rank (the ring's transposed sweeps).
+    /// rows are (transposed sweeps).
     ByRows,
 }
 
