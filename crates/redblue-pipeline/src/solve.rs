@@ -1199,7 +1199,7 @@ impl SweepStep<'_> {
         }
         let product = narrow_product(a, op, x, par)?;
         match sums {
-            Sums::ByColumns => product.for_each(|k, j, v| partial[rows[k] + j * n] += v),
+            Sums::ByColumns => product.apply_to_columns(rows, (partial, n), |d, v| *d += v),
             Sums::ByRows => product.add_to_rows(rows, partial),
         }
         Ok(())
@@ -1348,7 +1348,7 @@ fn update_rows<T: KernelScalar>(
     }
     let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
     let data = &mut b.data[..];
-    narrow_product(panel, op, x, par)?.for_each(|ii, jj, v| data[local[ii] + jj * ld] -= v);
+    narrow_product(panel, op, x, par)?.apply_to_columns(&local, (data, ld), |d, v| *d -= v);
     Ok(())
 }
 
@@ -1420,6 +1420,33 @@ impl<T: KernelScalar> Narrow<T> {
 }
 
 impl<T: KernelScalar> Narrow<T> {
+    /// `f(d, element (i, j))` for each element `d = dst[at[i] + j·ld]` of a column-major
+    /// `dst` (sums by columns, [`Sums::ByColumns`], or a rank's tiles): a plain product's
+    /// columns a run of consecutive positions at a time (a rank's rows on a grid of several
+    /// rows are runs of a tile's height), a transposed one's elements.
+    fn apply_to_columns(&self, at: &[usize], (dst, ld): (&mut [T], usize), f: impl Fn(&mut T, T)) {
+        if self.op != Op::NoTrans {
+            return self.for_each(|i, j, v| f(&mut dst[at[i] + j * ld], v));
+        }
+        // (first index in the product, first position, length) of each run.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, &r) in at.iter().enumerate() {
+            match runs.last_mut() {
+                Some((_, r0, len)) if *r0 + *len == r => *len += 1,
+                _ => runs.push((i, r, 1)),
+            }
+        }
+        let columns = self.data.chunks_exact(self.m.max(1)).take(self.k);
+        for (j, column) in columns.enumerate() {
+            for &(i0, r0, len) in &runs {
+                let out = &mut dst[r0 + j * ld..][..len];
+                out.iter_mut()
+                    .zip(&column[i0..i0 + len])
+                    .for_each(|(d, &v)| f(d, v));
+            }
+        }
+    }
+
     /// Adds the product to the partial sums `partial` of `rows` stored by rows
     /// ([`Sums::ByRows`]): a transposed product's columns whole, a plain one's elements.
     fn add_to_rows(&self, rows: &[usize], partial: &mut [T]) {
