@@ -569,6 +569,47 @@ fn cholesky_writes_only_its_triangle_and_potrs_solves_with_it() {
     cholesky_case::<redblue_core::c32>(2, 3, 9, 3, b'L');
 }
 
+/// `p?potrs` reads a factor of either triangle where it is on a 2D grid: what moves is the
+/// solve's traffic, a few vectors of `N`, not the factor (an upper one was moved whole on every
+/// call while only the lower triangle's grid was renumbered for the pipeline).
+#[test]
+fn potrs_reads_either_triangle_where_it_is_on_a_2d_grid() {
+    let (n, nb) = (96, 4);
+    let a = Dist::square(n, nb);
+    let b = Dist {
+        m: n,
+        n: 1,
+        mb: nb,
+        nb: 1,
+        src: (0, 0),
+    };
+    for uplo in [b'L', b'U'] {
+        let words = run_ranks(4, |comm| {
+            let g = grid_of(&comm, 2, 2);
+            let mut la = a.local(&g, |i, j| spd::<f64>(i, j, n));
+            let op = potrf_operand(n as i32, 1, 1, a.desc(&g));
+            let outcome = ppotrf(&comm, &g, uplo, &op, &mut Array::new(&mut la)).unwrap();
+            assert_eq!(outcome, Outcome::Served);
+            let mut lb = b.local(&g, |i, j| entry::<f64>(i, j, 9));
+            let ops = potrs_operands(n as i32, 1, (1, 1, a.desc(&g)), (1, 1, b.desc(&g)));
+            comm.barrier().unwrap();
+            comm.reset_stats();
+            let (la, mut lb) = (Array::read_only(&la), Array::new(&mut lb));
+            let outcome = ppotrs(&comm, &g, uplo, &ops, &la, &mut lb).unwrap();
+            assert_eq!(outcome, Outcome::Served);
+            comm.stats().words_sent
+        });
+        let total: u64 = words.iter().sum();
+        // The lower triangle has N²/2 elements; a solve of one right-hand side moves O(N) per
+        // step of its sweeps.
+        assert!(
+            total < (n * n / 8) as u64,
+            "UPLO = {}: {total} words moved",
+            uplo as char
+        );
+    }
+}
+
 #[test]
 fn gesv_and_posv_factor_and_solve() {
     for (nprow, npcol) in [(1, 1), (2, 2), (2, 3)] {
