@@ -237,13 +237,8 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
         };
         if k == 0 || steps[k - 1].0 != sweep {
             made = vec![false; g.ranks()];
-            ring.partial = vec![T::zero(); ring.bx.len()];
-            // A transposed sweep's sums stay on their maker: stored by rows, its products are
-            // added to them a row at a time (or made there).
-            ring.sums = match step.transposed() {
-                true => Sums::ByRows,
-                false => Sums::ByColumns,
-            };
+            // (A transposed sweep's sums, by rows, stay on their maker.)
+            (ring.partial, ring.sums) = (vec![T::zero(); ring.bx.len()], Sums::of(&step));
         }
         let piv = &pivots[t];
         let makers = step.product_makers(others);

@@ -608,7 +608,6 @@ fn solve_general<T: KernelScalar, C: Communicator>(
 ) -> Result<Tiles<'static, T>, SolveError> {
     let n = g.n;
     let at = g.coords(comm.rank()).filter(|&(_, _, z)| z == 0);
-    let ny = b.cols.len();
     let mut piv_pos = vec![usize::MAX; n];
     let mut row_pos = vec![usize::MAX; n];
     // Products made and not yet delivered (by steps that move products), per sweep.
@@ -626,7 +625,6 @@ fn solve_general<T: KernelScalar, C: Communicator>(
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = schedule.others(k);
         let piv = &pivots[t];
-        let w = piv.len();
         mark_positions(&mut piv_pos, piv);
         let step = SweepStep {
             g,
@@ -636,13 +634,8 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             nrhs,
         };
         if current != Some(sweep) {
-            (partials, partial, current) =
-                (Partials::new(n), vec![T::zero(); n * nrhs], Some(sweep));
-            // A transposed sweep's products are rows' sums whole ([`Sums::ByRows`]).
-            sums = match step.transposed() {
-                true => Sums::ByRows,
-                false => Sums::ByColumns,
-            };
+            let sweep_sums = (vec![T::zero(); n * nrhs], Sums::of(&step));
+            (partials, (partial, sums), current) = (Partials::new(n), sweep_sums, Some(sweep));
         }
         // 0. The partial sums of rows `piv` to their owners, subtracted; then the previous
         // step's other products, while they travel.
@@ -668,7 +661,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         // update.
         let later = if step.moves_products(piv, others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
-            let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * w];
+            let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * piv.len()];
             let x = (piv_pos.as_slice(), solved);
             let makers = step.product_makers(others);
             let mine = makers.iter().find(|m| m.0 == comm.rank()).map(|m| &m.1[..]);
@@ -683,7 +676,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             deferred = later.map(|d| (step, d));
             None
         } else {
-            let mine = rows_held(g, at.filter(|_| ny > 0), others);
+            let mine = rows_held(g, at.filter(|_| !b.cols.is_empty()), others);
             mark_positions(&mut row_pos, &mine);
             let rows = (others, next);
             step.update_with_panel(comm, factors, &mut b, rows, (&mine, &row_pos), x_blk, par)?
@@ -1220,6 +1213,15 @@ pub(crate) enum Sums {
 }
 
 impl Sums {
+    /// How a sweep of steps like `step` keeps its sums: by rows when it is transposed (its
+    /// products, made as `Xᵀ·A`, are whole rows' sums), by columns otherwise.
+    pub(crate) fn of(step: &SweepStep<'_>) -> Sums {
+        match step.transposed() {
+            true => Sums::ByRows,
+            false => Sums::ByColumns,
+        }
+    }
+
     /// Where the sum of row `r`, right-hand side `j`, is (`n` rows, `k` right-hand sides).
     pub(crate) fn at(self, r: usize, j: usize, n: usize, k: usize) -> usize {
         match self {
