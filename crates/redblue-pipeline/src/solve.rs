@@ -402,8 +402,9 @@ impl Partials {
 
     /// Step 0: the partial sums of rows `piv` (in `partial`, `N × K`, stored as `sums` says)
     /// brought to the ranks holding those rows of `b` ([`Partials::moves`]) and subtracted
-    /// there, a column of a move at a time. What this rank sends is not waited for ([`exchange_cols_unwaited`]): a
-    /// maker goes on with its products while the rank it sends to is still busy.
+    /// there, a column of a move at a time. What this rank sends is not waited for
+    /// ([`exchange_cols_unwaited`]): a maker goes on with its products while the rank it sends
+    /// to is still busy.
     ///
     /// # Collective
     fn deliver<'a, T: KernelScalar, C: Communicator>(
@@ -1078,10 +1079,10 @@ impl SweepStep<'_> {
     /// `solved` on the solving grid row; `piv_pos` their positions) to the ranks making the
     /// products ([`product_makers`](Self::product_makers); this rank's rows `mine` if it is
     /// one), which multiply their part of the factor's panel by them and add the products to
-    /// their partial sums `partial` (`N × K`,
-    /// stored as its [`Sums`] says), delivered when their rows are solved ([`Partials`]). The products of the
-    /// rows `next` (the next step's, wanted first) are made now; the others are returned, to
-    /// be made once the next step's partial sums are on their way.
+    /// their partial sums `partial` (`N × K`, stored as its [`Sums`] says), delivered when
+    /// their rows are solved ([`Partials`]). The products of the rows `next` (the next step's,
+    /// wanted first) are made now; the others are returned, to be made once the next step's
+    /// partial sums are on their way.
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
@@ -1419,9 +1420,7 @@ impl<T: KernelScalar> Narrow<T> {
             }
         }
     }
-}
 
-impl<T: KernelScalar> Narrow<T> {
     /// `f(d, element (i, j))` for each element `d = dst[at[i] + j·ld]` of a column-major
     /// `dst` (sums by columns, [`Sums::ByColumns`], or a rank's tiles): a plain product's
     /// columns a run of consecutive positions at a time (a rank's rows on a grid of several
