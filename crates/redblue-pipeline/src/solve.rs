@@ -28,8 +28,11 @@
 //! row brings its partial sums to the ranks holding it in `B`, which subtract them. A maker makes
 //! the next step's rows first, the rest once that step's sums are sent; its sums leave without
 //! waiting for their receiver. Likewise a rank updating its rows with a panel updates the next
-//! step's rows first and the rest once the next step has sent its solved rows on, so that the
-//! ranks waiting for those are not waiting for this update too.
+//! step's rows first and the rest once it has done its part of the next step (sent its rows of
+//! the pivots, or solved them and sent them on), so that the ranks waiting for those are not
+//! waiting for this update too. No send waits for its receiver (with MPI a message of more than
+//! a few hundred bytes may otherwise wait until its receiver looks for it, here when it is
+//! busy with its own update).
 //!
 //! Afterwards row `perm[j]` of `B` holds `x_j`; [`permute_moves`] put it in row `j` (nothing to
 //! do without pivoting).
@@ -51,6 +54,7 @@ use redblue_dist::exchange::{exchange, exchange_cols_into, exchange_cols_unwaite
 use redblue_dist::{BlockCyclic, DistError, GridOrder};
 use redblue_kernels::{gemm, trsm, KernelError, KernelScalar, MatMut, MatRef, Par};
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// What the tiles of a factorisation hold, and how a solve uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -649,13 +653,19 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             Some(&(s, u)) if s == sweep => &pivots[u],
             _ => &[],
         };
-        // 1. to 3.
+        // 1. to 3., and the previous step's rest where this rank has done its part of this
+        // step (its rows of `piv` sent, or the solved rows).
+        let rest = |b: &mut Tiles<'_, T>| match pending.take() {
+            Some(u) => u.apply(b, par).map_err(SolveError::from),
+            None => Ok(()),
+        };
         let (xs, x_blk) = step.solve_rows(
             comm,
             (blocks, factors),
             &mut b,
             (piv, &piv_pos),
             others,
+            (&mut outbox, rest),
             par,
         )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
@@ -682,10 +692,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             let rows = (others, next);
             step.update_with_panel(comm, factors, &mut b, rows, (&mine, &row_pos), x_blk, par)?
         };
-        // The previous step's rest, now that this step's solved rows are on their way.
-        if let Some(u) = std::mem::replace(&mut pending, later) {
-            u.apply(&mut b, par)?;
-        }
+        pending = later;
     }
     if let Some(u) = pending.take() {
         u.apply(&mut b, par)?;
@@ -701,8 +708,9 @@ fn solve_general<T: KernelScalar, C: Communicator>(
 
 /// Room for what a rank sends in a solve, in flight until it ends ([`Outbox`]): per sweep,
 /// each row's partial sums leave a rank once, to one holder per right-hand side, and each
-/// solved row goes to at most `Px` makers. Without the memory for it, none (each send is then
-/// waited for at once).
+/// solved row goes to at most `Px` makers; the rows gathered to the solving grid row and
+/// spread from it use the same room (a rank sends a share of them). A send finding no room
+/// left, or no room taken for want of memory, is waited for at once.
 fn outbox_room<T: KernelScalar>(g: &Geometry, nrhs: usize) -> Vec<T> {
     try_take_buffer(2 * g.n * nrhs * (g.px + 1), T::zero()).unwrap_or_default()
 }
@@ -795,14 +803,23 @@ impl SweepStep<'_> {
     /// solved rows on the solving grid row (`w × ny`, this rank's right-hand sides) and as
     /// spread.
     ///
+    /// `idle` runs where this rank has done its part of the step and would wait: on the
+    /// solving grid row once the solved rows have left, elsewhere once its rows of `piv` have
+    /// left and before the solved rows come.
+    ///
     /// # Collective
-    fn solve_rows<T: KernelScalar, C: Communicator>(
+    #[allow(clippy::too_many_arguments)]
+    fn solve_rows<'a, T: KernelScalar, C: Communicator>(
         &self,
-        comm: &C,
+        comm: &'a C,
         (blocks, factors): (&[Vec<T>], &Tiles<'_, T>),
         b: &mut Tiles<'_, T>,
         (piv, piv_pos): (&[usize], &[usize]),
         others: &[usize],
+        (outbox, mut idle): (
+            &mut Outbox<'a, T, C>,
+            impl FnMut(&mut Tiles<'_, T>) -> Result<(), SolveError>,
+        ),
         par: Par,
     ) -> Result<(Vec<T>, Vec<T>), SolveError> {
         let (g, t, nrhs) = (self.g, self.t, self.nrhs);
@@ -813,16 +830,21 @@ impl SweepStep<'_> {
         let mut xs = vec![T::zero(); w * ny];
         let col_pos = b.col_pos.clone();
         let at = |r: usize| piv_pos[r];
-        exchange_cols_into(
-            comm,
-            &gather_moves(g, nrhs, t, piv),
-            |j, rows, out| b.gather_rows(j, rows, out),
-            |j, rows, vals| scatter_runs(&mut xs[col_pos[j] * w..][..w], rows, at, vals),
-        )?;
+        // Sends leave without waiting for their receivers (a message over a few hundred bytes
+        // may otherwise wait until its receiver looks for it).
+        let read = |j: usize, rows: &[usize], out: &mut [T]| b.gather_rows(j, rows, out);
+        exchange_cols_unwaited(comm, &gather_moves(g, nrhs, t, piv), read, outbox)?.apply_cols(
+            |j, rows, vals| {
+                scatter_runs(&mut xs[col_pos[j] * w..][..w], rows, at, vals);
+            },
+        );
         // 2. The diagonal block's solve.
         let solver = g
             .coords(comm.rank())
             .filter(|&(x, _, z)| z == 0 && x == g.solver_row(t));
+        if solver.is_none() {
+            idle(b)?;
+        }
         if solver.is_some() && ny > 0 && w > 0 {
             // A block left empty is read where it is in the factors.
             let in_tiles = if blocks[t].is_empty() {
@@ -839,23 +861,25 @@ impl SweepStep<'_> {
         }
         // 3. The solved rows down the grid column; their owners keep them.
         let mut x_blk = vec![T::zero(); w * ny];
-        exchange_cols_into(
-            comm,
-            &spread_moves(g, nrhs, t, piv, others),
-            |j, rows, out| gather_runs(&xs[col_pos[j] * w..][..w], rows, at, out),
-            |j, rows, vals| {
+        let read = |j: usize, rows: &[usize], out: &mut [T]| {
+            gather_runs(&xs[col_pos[j] * w..][..w], rows, at, out);
+        };
+        exchange_cols_unwaited(comm, &spread_moves(g, nrhs, t, piv, others), read, outbox)?
+            .apply_cols(|j, rows, vals| {
                 scatter_runs(&mut x_blk[col_pos[j] * w..][..w], rows, at, vals);
                 b.set_held_rows(j, rows, vals);
-            },
-        )?;
+            });
+        if solver.is_some() {
+            idle(b)?;
+        }
         Ok((xs, x_blk))
     }
 
     /// Steps 4 and 5 when the panel moves: the factor's panel on this rank's rows `mine` of
     /// `others` (`row_pos`: their positions), and their update with the solved rows `x_blk`:
-    /// of the rows up to the last one the next step solves (`next`) at once, of the others
-    /// (returned) once the next step has sent its solved rows on, so that this update is not
-    /// between the next step's solve and the ranks waiting for it.
+    /// of the run of `mine` holding the rows the next step solves (`next`) at once, of the
+    /// others (returned) once this rank has done its part of the next step, so that this
+    /// update is not between the next step's solve and the ranks waiting for it.
     ///
     /// # Collective
     #[allow(clippy::too_many_arguments)]
@@ -878,15 +902,21 @@ impl SweepStep<'_> {
             true => self.triangles.transposed_op(),
             false => Op::NoTrans,
         };
-        // `mine[..now]` holds every row of `next` (all of them at a sweep's last step).
+        // `mine[now]` holds every row of `next` (all of them at a sweep's last step): going
+        // forward its first rows, going back its last.
         let now = match next.is_empty() {
-            true => mine.len(),
-            false => next
-                .iter()
-                .filter(|&&r| mine.get(row_pos[r]) == Some(&r))
-                .map(|&r| row_pos[r] + 1)
-                .max()
-                .unwrap_or(0),
+            true => 0..mine.len(),
+            false => {
+                let held = || {
+                    next.iter()
+                        .filter(|&&r| mine.get(row_pos[r]) == Some(&r))
+                        .map(|&r| row_pos[r])
+                };
+                match (held().min(), held().max()) {
+                    (Some(lo), Some(hi)) => lo..hi + 1,
+                    _ => 0..0,
+                }
+            }
         };
         let update = PanelUpdate {
             panel: (copied, in_tiles),
@@ -895,12 +925,13 @@ impl SweepStep<'_> {
             x: x_blk,
             w,
         };
-        update.apply(b, &mine[..now], 0, par)?;
-        Ok((now < mine.len()).then(|| LaterUpdate {
-            rows: mine[now..].to_vec(),
-            from: now,
+        update.apply(b, &mine[now.clone()], now.start, par)?;
+        let later = LaterUpdate {
+            rows: mine.to_vec(),
+            parts: [0..now.start, now.end..mine.len()],
             update,
-        }))
+        };
+        Ok(later.parts.iter().any(|p| !p.is_empty()).then_some(later))
     }
 
     /// Whether the factor's panel is used transposed: Cholesky's back substitution takes the
@@ -1276,16 +1307,21 @@ impl<T: KernelScalar> PanelUpdate<'_, T> {
     }
 }
 
-/// The part of a step's [`PanelUpdate`] left for later: the rows `mine[from..]`.
+/// The part of a step's [`PanelUpdate`] left for later: of the update's rows `rows`, those
+/// at the positions `parts` (before and after the run updated at once).
 struct LaterUpdate<'t, T> {
     rows: Vec<usize>,
-    from: usize,
+    parts: [Range<usize>; 2],
     update: PanelUpdate<'t, T>,
 }
 
 impl<T: KernelScalar> LaterUpdate<'_, T> {
     fn apply(self, b: &mut Tiles<'_, T>, par: Par) -> Result<(), KernelError> {
-        self.update.apply(b, &self.rows, self.from, par)
+        for part in self.parts {
+            self.update
+                .apply(b, &self.rows[part.clone()], part.start, par)?;
+        }
+        Ok(())
     }
 }
 
