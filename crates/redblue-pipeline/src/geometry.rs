@@ -575,6 +575,69 @@ impl<'a, T: Copy> Tiles<'a, T> {
 /// Columns whose row swaps are made together ([`Tiles::move_rows_to`]).
 const SWAP_GROUP: usize = 8;
 
+/// A list of rows split by the grid row holding them, each part in the list's order: made in
+/// two passes over the list, so that what a step asks of it — a grid row's rows
+/// ([`RowsByGridRow::of`]), their counts — costs no further pass.
+#[derive(Clone, Debug)]
+pub struct RowsByGridRow<'a> {
+    list: &'a [usize],
+    /// The rows grouped by grid row (empty on one grid row: the list is the only part).
+    grouped: Vec<usize>,
+    /// Where each grid row's part begins in `grouped`, then the end (`Px + 1` entries).
+    starts: Vec<usize>,
+}
+
+impl<'a> RowsByGridRow<'a> {
+    /// Splits `list` over `g`'s grid rows.
+    pub fn new(g: &Geometry, list: &'a [usize]) -> Self {
+        if g.px == 1 {
+            return RowsByGridRow {
+                list,
+                grouped: Vec::new(),
+                starts: vec![0, list.len()],
+            };
+        }
+        let mut starts = vec![0; g.px + 1];
+        for &r in list {
+            starts[g.row_px(r) + 1] += 1;
+        }
+        for x in 0..g.px {
+            starts[x + 1] += starts[x];
+        }
+        let mut at = starts.clone();
+        let mut grouped = vec![0; list.len()];
+        for &r in list {
+            let x = g.row_px(r);
+            grouped[at[x]] = r;
+            at[x] += 1;
+        }
+        RowsByGridRow {
+            list,
+            grouped,
+            starts,
+        }
+    }
+
+    /// The whole list.
+    pub fn list(&self) -> &'a [usize] {
+        self.list
+    }
+
+    /// The rows of the list grid row `x` holds, in the list's order.
+    pub fn of(&self, x: usize) -> &[usize] {
+        if self.grouped.is_empty() {
+            // One grid row, or an empty list.
+            return if x == 0 { self.list } else { &[] };
+        }
+        &self.grouped[self.starts[x]..self.starts[x + 1]]
+    }
+
+    /// How many rows of the list grid row `x` holds.
+    pub fn count(&self, x: usize) -> usize {
+        self.starts[x + 1] - self.starts[x]
+    }
+}
+
 /// Which of `p` cyclic owners holds index `g` in blocks of `v`: `(g / v) % p`, without a
 /// division where `v` or `p` is a power of two or `p` is 1 (the solves ask it of every row
 /// of every step).
@@ -612,6 +675,22 @@ mod tests {
         assert_eq!(geom.rows_of(&rows, 0), rows);
         assert!(geom.rows_of(&rows, 1).is_empty());
         assert_eq!(geom.row_counts(&rows), vec![40]);
+    }
+
+    #[test]
+    fn a_list_split_by_grid_row_keeps_each_rows_order() {
+        let rows: Vec<usize> = [9, 0, 17, 4, 30, 12, 5, 41].to_vec();
+        for px in [1, 2, 3, 5] {
+            let geom = Geometry::new(48, 4, TileGrid { px, py: 2, c: 1 });
+            let split = RowsByGridRow::new(&geom, &rows);
+            assert_eq!(split.list(), rows);
+            for x in 0..px {
+                assert_eq!(split.of(x), geom.rows_of(&rows, x), "{px} {x}");
+                assert_eq!(split.count(x), geom.row_counts(&rows)[x]);
+            }
+            let none = RowsByGridRow::new(&geom, &[]);
+            assert!((0..px).all(|x| none.of(x).is_empty() && none.count(x) == 0));
+        }
     }
     use redblue_dist::Layout;
 

@@ -32,10 +32,10 @@
 //! bookkeeping shared by all ranks; no diagonal block moves. [`ring_costs`] replays the same
 //! move lists.
 
-use crate::geometry::{Geometry, Tiles};
+use crate::geometry::{Geometry, RowsByGridRow, Tiles};
 use crate::solve::{
-    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Schedule, SolveError, Sums, Sweep,
-    SweepStep, Triangles,
+    diagonal_solve, rhs_cols, undo_interchanges, Deferred, Makers, Schedule, SolveError, Sums,
+    Sweep, SweepStep, Triangles,
 };
 use redblue_comm::{CommStats, Communicator};
 use redblue_core::pool::{recycle, try_take_buffer};
@@ -121,7 +121,7 @@ fn x_moves(g: &Geometry, t: usize, piv: &[usize], nrhs: usize, makers: &[usize])
 fn step_moves(
     step: &SweepStep<'_>,
     piv: &[usize],
-    (makers, others): (&[(usize, Vec<usize>)], &[usize]),
+    (makers, others): (&Makers<'_>, &[usize]),
     made: &mut [bool],
 ) -> Vec<Move> {
     let (g, t, nrhs) = (step.g, step.t, step.nrhs);
@@ -160,7 +160,8 @@ fn ring_moves(
             t,
             nrhs,
         };
-        let makers = step.product_makers(others);
+        let split = RowsByGridRow::new(g, others);
+        let makers = step.product_makers(&split);
         lists.push(step_moves(&step, &pivots[t], (&makers, others), &mut made));
     }
     lists.push(scatter_moves(g, pivots, nrhs, true));
@@ -241,7 +242,8 @@ pub(crate) fn ring_solve<T: KernelScalar, C: Communicator>(
             (ring.partial, ring.sums) = (vec![T::zero(); ring.bx.len()], Sums::of(&step));
         }
         let piv = &pivots[t];
-        let makers = step.product_makers(others);
+        let split = RowsByGridRow::new(g, others);
+        let makers = step.product_makers(&split);
         let moves = &step_moves(&step, piv, (&makers, others), &mut made);
         // 2. and 3.
         let xs = ring.solve_step(comm, &step, (factors, piv), moves, &mut outbox, par)?;

@@ -46,7 +46,7 @@
 //! once would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
 //! [`solve_costs`] replays them.
 
-use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, Tiles};
+use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, RowsByGridRow, Tiles};
 use redblue_comm::{CommError, CommStats, Communicator};
 use redblue_core::pool::{recycle, try_take_buffer};
 use redblue_core::{Diag, Op, Side, Uplo};
@@ -223,22 +223,21 @@ pub fn spread_moves(
     nrhs: usize,
     t: usize,
     piv: &[usize],
-    others: &[usize],
+    others: &RowsByGridRow<'_>,
 ) -> Vec<Move> {
-    let counts = g.row_counts(others);
     let piv_counts = g.row_counts(piv);
     let to = |x, y| g.rank(x, y, 0);
-    solved_rows_to(g, nrhs, t, piv, |x| counts[x] + piv_counts[x] > 0, to)
+    solved_rows_to(g, nrhs, t, piv, |x| others.count(x) + piv_counts[x] > 0, to)
 }
 
 /// Step 4: the factor's rows `others` of step `t`'s panel columns, from grid column `t mod Py`
 /// to the ranks of the same grid row that hold right-hand sides.
-pub fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+pub fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &RowsByGridRow<'_>) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
     let panel: Vec<usize> = g.panel(t).collect();
     let mut out = Vec::new();
     for x in 0..g.px {
-        let rows = g.rows_of(others, x);
+        let rows = others.of(x);
         if rows.is_empty() {
             continue;
         }
@@ -246,7 +245,7 @@ pub fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec
             out.push(Move {
                 from: g.rank(x, y0, 0),
                 to: g.rank(x, y, 0),
-                rows: rows.clone(),
+                rows: rows.to_vec(),
                 cols: panel.clone(),
             });
         }
@@ -257,7 +256,12 @@ pub fn panel_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec
 /// Step 4 of Cholesky's back substitution (`U = Lᴴ`): the panel's rows of the columns
 /// `others` (rows of `Lᴴ`'s panel column), from grid row `t mod Px` to the ranks of the grid
 /// rows holding `others` that hold right-hand sides.
-pub fn row_block_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) -> Vec<Move> {
+pub fn row_block_moves(
+    g: &Geometry,
+    nrhs: usize,
+    t: usize,
+    others: &RowsByGridRow<'_>,
+) -> Vec<Move> {
     let xt = g.solver_row(t);
     let panel: Vec<usize> = g.panel(t).collect();
     let with_rhs: Vec<usize> = (0..g.py)
@@ -265,7 +269,7 @@ pub fn row_block_moves(g: &Geometry, nrhs: usize, t: usize, others: &[usize]) ->
         .collect();
     let mut out = Vec::new();
     for x in 0..g.px {
-        let mine = g.rows_of(others, x);
+        let mine = others.of(x);
         for from_y in 0..g.py {
             let cols: Vec<usize> = mine
                 .iter()
@@ -295,7 +299,7 @@ fn factor_moves(
     sweep: Sweep,
     nrhs: usize,
     t: usize,
-    others: &[usize],
+    others: &RowsByGridRow<'_>,
 ) -> Vec<Move> {
     match transposed(triangles, sweep) {
         true => row_block_moves(g, nrhs, t, others),
@@ -311,11 +315,11 @@ pub fn x_to_panel_moves(
     nrhs: usize,
     t: usize,
     piv: &[usize],
-    others: &[usize],
+    others: &RowsByGridRow<'_>,
 ) -> Vec<Move> {
     let (y0, _) = g.panel_owner(t);
-    let counts = g.row_counts(others);
-    solved_rows_to(g, nrhs, t, piv, |x| counts[x] > 0, |x, _| g.rank(x, y0, 0))
+    let to = |x, _| g.rank(x, y0, 0);
+    solved_rows_to(g, nrhs, t, piv, |x| others.count(x) > 0, to)
 }
 
 /// The columns of `others` each grid column holds, by grid column.
@@ -628,7 +632,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
     let mut schedule = Schedule::new(pivots, n);
     let steps = schedule.order.clone();
     for (k, &(sweep, t)) in steps.iter().enumerate() {
-        let others = schedule.others(k);
+        let others = RowsByGridRow::new(g, schedule.others(k));
         let piv = &pivots[t];
         mark_positions(&mut piv_pos, piv);
         let step = SweepStep {
@@ -664,21 +668,21 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             (blocks, factors),
             &mut b,
             (piv, &piv_pos),
-            others,
+            &others,
             (&mut outbox, rest),
             par,
         )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
-        let later = if step.moves_products(piv, others) {
+        let later = if step.moves_products(piv, &others) {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * piv.len()];
             let x = (piv_pos.as_slice(), solved);
-            let makers = step.product_makers(others);
+            let makers = step.product_makers(&others);
             let mine = makers.iter().find(|m| m.0 == comm.rank()).map(|m| &m.1[..]);
             let (data, rows) = (
                 (factors, (&mut partial[..], sums)),
-                (piv.as_slice(), others, next),
+                (piv.as_slice(), &others, next),
             );
             let later = step.add_products(comm, data, rows, mine, x, &mut outbox, par)?;
             for (r, rows) in &makers {
@@ -687,10 +691,10 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             deferred = later.map(|d| (step, d));
             None
         } else {
-            let mine = rows_held(g, at.filter(|_| !b.cols.is_empty()), others);
-            mark_positions(&mut row_pos, &mine);
-            let rows = (others, next);
-            step.update_with_panel(comm, factors, &mut b, rows, (&mine, &row_pos), x_blk, par)?
+            let mine = rows_held(at.filter(|_| !b.cols.is_empty()), &others);
+            mark_positions(&mut row_pos, mine);
+            let rows = (&others, next);
+            step.update_with_panel(comm, factors, &mut b, rows, (mine, &row_pos), x_blk, par)?
         };
         pending = later;
     }
@@ -716,16 +720,11 @@ fn outbox_room<T: KernelScalar>(g: &Geometry, nrhs: usize) -> Vec<T> {
 }
 
 /// The rows of `others` this rank holds at `at` (none off layer 0, or without right-hand
-/// sides), borrowed when its grid row holds them all.
-fn rows_held<'o>(
-    g: &Geometry,
-    at: Option<(usize, usize, usize)>,
-    others: &'o [usize],
-) -> Cow<'o, [usize]> {
+/// sides).
+fn rows_held<'o>(at: Option<(usize, usize, usize)>, others: &'o RowsByGridRow<'_>) -> &'o [usize] {
     match at {
-        Some(_) if g.px == 1 => Cow::Borrowed(others),
-        Some((x, _, _)) => Cow::Owned(g.rows_of(others, x)),
-        None => Cow::Borrowed(&[]),
+        Some((x, _, _)) => others.of(x),
+        None => &[],
     }
 }
 
@@ -786,6 +785,10 @@ pub(crate) fn diagonal_solve<T: KernelScalar>(
     trsm(Side::Left, uplo, op, diag, T::one(), block, xs, par)
 }
 
+/// The ranks that make a step's products, each with its rows of `B` (or, for a row block, its
+/// columns): [`SweepStep::product_makers`].
+pub(crate) type Makers<'o> = Vec<(usize, Cow<'o, [usize]>)>;
+
 /// Step `t` of one sweep of a solve.
 pub(crate) struct SweepStep<'g> {
     pub(crate) g: &'g Geometry,
@@ -815,7 +818,7 @@ impl SweepStep<'_> {
         (blocks, factors): (&[Vec<T>], &Tiles<'_, T>),
         b: &mut Tiles<'_, T>,
         (piv, piv_pos): (&[usize], &[usize]),
-        others: &[usize],
+        others: &RowsByGridRow<'_>,
         (outbox, mut idle): (
             &mut Outbox<'a, T, C>,
             impl FnMut(&mut Tiles<'_, T>) -> Result<(), SolveError>,
@@ -888,7 +891,7 @@ impl SweepStep<'_> {
         comm: &C,
         factors: &'t Tiles<'_, T>,
         b: &mut Tiles<'_, T>,
-        (others, next): (&[usize], &[usize]),
+        (others, next): (&RowsByGridRow<'_>, &[usize]),
         (mine, row_pos): (&[usize], &[usize]),
         x_blk: Vec<T>,
         par: Par,
@@ -946,7 +949,7 @@ impl SweepStep<'_> {
     /// instead of bringing the panel to the right-hand sides: when that moves fewer words in
     /// total. Known to every rank from global facts. (Cholesky's back substitution: its panel
     /// is the row block, on the solving grid row.)
-    fn moves_products(&self, piv: &[usize], others: &[usize]) -> bool {
+    fn moves_products(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> bool {
         let (products, panel) = self.crossing_counts(piv, others);
         products < panel
     }
@@ -955,7 +958,7 @@ impl SweepStep<'_> {
     /// ([`to_makers`](Self::to_makers)) and every product back, were they sent at once (the
     /// partial sums move no more) — and of the panel's moves ([`factor_moves`]), counted from
     /// sizes without making the lists (every step asks).
-    fn crossing_counts(&self, piv: &[usize], others: &[usize]) -> (usize, usize) {
+    fn crossing_counts(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> (usize, usize) {
         let (g, t) = (self.g, self.t);
         let (w, np, xt) = (g.panel(t).len(), piv.len(), g.solver_row(t));
         let cols: Vec<usize> = (0..g.py).map(|y| rhs_cols(g, self.nrhs, y).len()).collect();
@@ -963,8 +966,14 @@ impl SweepStep<'_> {
         if self.transposed() {
             // Rows of `others` by the grid row and grid column holding them (as columns).
             let mut held = vec![0usize; g.px * g.py];
-            for &j in others {
-                held[g.row_px(j) + g.px * g.col_py(j)] += 1;
+            for x in 0..g.px {
+                match g.py {
+                    1 => held[x] = others.count(x),
+                    _ => others
+                        .of(x)
+                        .iter()
+                        .for_each(|&j| held[x + g.px * g.col_py(j)] += 1),
+                }
             }
             for (y, &k) in cols.iter().enumerate().filter(|(_, &k)| k > 0) {
                 for to_y in (0..g.py).filter(|&to_y| to_y != y) {
@@ -985,16 +994,15 @@ impl SweepStep<'_> {
                 }
             }
         } else {
-            let rows = g.row_counts(others);
             let y0 = g.panel_owner(t).0;
             for (y, &k) in cols.iter().enumerate().filter(|(_, &k)| k > 0) {
-                for x in (0..g.px).filter(|&x| rows[x] > 0) {
+                for x in (0..g.px).filter(|&x| others.count(x) > 0) {
                     if (xt, y) != (x, y0) {
                         products += np * k;
                     }
                     if y != y0 {
-                        products += rows[x] * k;
-                        panel += rows[x] * w;
+                        products += others.count(x) * k;
+                        panel += others.count(x) * w;
                     }
                 }
             }
@@ -1003,17 +1011,17 @@ impl SweepStep<'_> {
     }
 
     /// The solved rows' moves to the product makers.
-    fn to_makers(&self, piv: &[usize], others: &[usize]) -> Vec<Move> {
+    fn to_makers(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> Vec<Move> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         match self.transposed() {
-            true => x_to_row_block_moves(g, nrhs, t, piv, others),
+            true => x_to_row_block_moves(g, nrhs, t, piv, others.list()),
             false => x_to_panel_moves(g, nrhs, t, piv, others),
         }
     }
 
     /// The move lists of steps 4 and 5: the panel's, or the solved rows' to it (the products
     /// stay with their makers until their rows are solved: [`Partials`]).
-    fn update_moves(&self, piv: &[usize], others: &[usize]) -> Vec<Vec<Move>> {
+    fn update_moves(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> Vec<Vec<Move>> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
         if self.moves_products(piv, others) {
             let to_panel = self.to_makers(piv, others);
@@ -1026,20 +1034,20 @@ impl SweepStep<'_> {
     /// The ranks that make this step's products and their rows of `B`: the panel's grid
     /// column, each rank its rows of `others`; or (the row block) the solving grid row, each
     /// rank its columns of `others`.
-    pub(crate) fn product_makers(&self, others: &[usize]) -> Vec<(usize, Vec<usize>)> {
+    pub(crate) fn product_makers<'o>(&self, others: &'o RowsByGridRow<'_>) -> Makers<'o> {
         let (g, t) = (self.g, self.t);
         if self.transposed() {
             let x0 = g.solver_row(t);
-            cols_by_grid_column(g, others)
+            cols_by_grid_column(g, others.list())
                 .into_iter()
                 .enumerate()
                 .filter(|(_, cols)| !cols.is_empty())
-                .map(|(y, cols)| (g.rank(x0, y, 0), cols))
+                .map(|(y, cols)| (g.rank(x0, y, 0), Cow::Owned(cols)))
                 .collect()
         } else {
             let y0 = g.panel_owner(t).0;
             (0..g.px)
-                .map(|x| (g.rank(x, y0, 0), g.rows_of(others, x)))
+                .map(|x| (g.rank(x, y0, 0), Cow::Borrowed(others.of(x))))
                 .filter(|(_, rows)| !rows.is_empty())
                 .collect()
         }
@@ -1055,7 +1063,7 @@ impl SweepStep<'_> {
         &self,
         comm: &C,
         factors: &'t Tiles<'_, T>,
-        others: &[usize],
+        others: &RowsByGridRow<'_>,
         mine: &[usize],
         row_pos: &[usize],
     ) -> Result<(Vec<T>, Option<MatRef<'t, T>>), SolveError> {
@@ -1121,7 +1129,7 @@ impl SweepStep<'_> {
         &self,
         comm: &'a C,
         (factors, partial): (&Tiles<'_, T>, (&mut [T], Sums)),
-        (piv, others, next): (&[usize], &[usize], &[usize]),
+        (piv, others, next): (&[usize], &RowsByGridRow<'_>, &[usize]),
         mine: Option<&[usize]>,
         (piv_pos, solved): (&[usize], impl Fn(usize, usize) -> T),
         outbox: &mut Outbox<'a, T, C>,
@@ -1531,7 +1539,7 @@ pub fn solve_costs(
     let (mut partials, mut current) = (Partials::new(g.n), None);
     let mut schedule = Schedule::new(pivots, g.n);
     for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
-        let others = schedule.others(k).to_vec();
+        let others = RowsByGridRow::new(g, schedule.others(k));
         let piv = &pivots[t];
         if current != Some(sweep) {
             (partials, current) = (Partials::new(g.n), Some(sweep));
@@ -1617,6 +1625,7 @@ mod tests {
         // Step 1: the panel on grid column 1, one to four right-hand sides on grid column 0.
         let piv: Vec<usize> = (8..16).collect();
         let others: Vec<usize> = (16..64).collect();
+        let others = RowsByGridRow::new(&g, &others);
         let step = |triangles, sweep, nrhs, t| SweepStep {
             g: &g,
             triangles,
@@ -1640,12 +1649,12 @@ mod tests {
             crossing_words(&x_to_panel_moves(&g, 1, 1, &piv, &others)),
             16
         );
-        assert_eq!(crossing_words(&product_moves(&g, 1, 1, &others)), 48);
+        assert_eq!(crossing_words(&product_moves(&g, 1, 1, others.list())), 48);
         assert_eq!(crossing_words(&panel_moves(&g, 1, 1, &others)), 48 * 8);
         // Step 0: panel and right-hand sides on grid column 0, so the panel moves nothing.
         let (piv0, others0): (Vec<usize>, Vec<usize>) = ((0..8).collect(), (8..64).collect());
         let first = step(Triangles::Lu, Sweep::Forward, 1, 0);
-        assert!(!first.moves_products(&piv0, &others0));
+        assert!(!first.moves_products(&piv0, &RowsByGridRow::new(&g, &others0)));
     }
 
     // The products sent back at once, as the solves did before their partial sums: the
@@ -1713,17 +1722,21 @@ mod tests {
     }
 
     /// The solved rows' moves to the panel and the products' back, were they sent at once.
-    fn product_lists(step: &SweepStep<'_>, piv: &[usize], others: &[usize]) -> [Vec<Move>; 2] {
+    fn product_lists(
+        step: &SweepStep<'_>,
+        piv: &[usize],
+        others: &RowsByGridRow<'_>,
+    ) -> [Vec<Move>; 2] {
         let (g, nrhs, t) = (step.g, step.nrhs, step.t);
         if step.transposed() {
             [
-                x_to_row_block_moves(g, nrhs, t, piv, others),
-                row_block_product_moves(g, nrhs, t, others),
+                x_to_row_block_moves(g, nrhs, t, piv, others.list()),
+                row_block_product_moves(g, nrhs, t, others.list()),
             ]
         } else {
             [
                 x_to_panel_moves(g, nrhs, t, piv, others),
-                product_moves(g, nrhs, t, others),
+                product_moves(g, nrhs, t, others.list()),
             ]
         }
     }
@@ -1741,7 +1754,7 @@ mod tests {
             for triangles in [Triangles::Lu, Triangles::Cholesky, Triangles::CholeskyUpper] {
                 let mut schedule = Schedule::new(&pivots, n);
                 for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
-                    let others = schedule.others(k).to_vec();
+                    let others = RowsByGridRow::new(&g, schedule.others(k));
                     let step = SweepStep {
                         g: &g,
                         triangles,
