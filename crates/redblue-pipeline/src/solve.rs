@@ -13,7 +13,7 @@
 //! 2. which solves with the step's diagonal block (`L00` unit lower going forward, `U00` upper
 //!    going back), kept from the factorisation;
 //! 3. the solved rows go to the ranks of the grid column that hold a row of `piv` or of
-//!    `others` ([`spread_moves`]);
+//!    `others` ([`spread_moves`]; of `piv` only when the step moves products, below);
 //! 4. the factor's rows `others` of the panel columns go from grid column `t mod Py` along
 //!    their grid rows ([`panel_moves`]) — for Cholesky's back substitution, `U = Lᴴ`, the
 //!    panel's rows of the columns `others` instead, from grid row `t mod Px`
@@ -631,6 +631,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
     let mut pending: Option<LaterUpdate<'_, T>> = None;
     let mut schedule = Schedule::new(pivots, n);
     let steps = schedule.order.clone();
+    let nobody = RowsByGridRow::new(g, &[]);
     for (k, &(sweep, t)) in steps.iter().enumerate() {
         let others = RowsByGridRow::new(g, schedule.others(k));
         let piv = &pivots[t];
@@ -658,23 +659,25 @@ fn solve_general<T: KernelScalar, C: Communicator>(
             _ => &[],
         };
         // 1. to 3., and the previous step's rest where this rank has done its part of this
-        // step (its rows of `piv` sent, or the solved rows).
+        // step (its rows of `piv` sent, or the solved rows). The solved rows go to the
+        // holders of `others` only if the panel comes to them (products have their makers).
         let rest = |b: &mut Tiles<'_, T>| match pending.take() {
             Some(u) => u.apply(b, par).map_err(SolveError::from),
             None => Ok(()),
         };
+        let by_products = step.moves_products(piv, &others);
         let (xs, x_blk) = step.solve_rows(
             comm,
             (blocks, factors),
             &mut b,
             (piv, &piv_pos),
-            &others,
+            if by_products { &nobody } else { &others },
             (&mut outbox, rest),
             par,
         )?;
         // 4. and 5. The factor's panel for the rows of `others` this rank updates, and the
         // update.
-        let later = if step.moves_products(piv, &others) {
+        let later = if by_products {
             let col_pos: Vec<usize> = (0..nrhs).map(|j| b.col_pos(j)).collect();
             let solved = |i: usize, j: usize| xs[piv_pos[i] + col_pos[j] * piv.len()];
             let x = (piv_pos.as_slice(), solved);
@@ -1538,6 +1541,7 @@ pub fn solve_costs(
     let mut lists = Vec::new();
     let (mut partials, mut current) = (Partials::new(g.n), None);
     let mut schedule = Schedule::new(pivots, g.n);
+    let nobody = RowsByGridRow::new(g, &[]);
     for (k, (sweep, t)) in schedule.order.clone().into_iter().enumerate() {
         let others = RowsByGridRow::new(g, schedule.others(k));
         let piv = &pivots[t];
@@ -1546,7 +1550,6 @@ pub fn solve_costs(
         }
         lists.push(partials.moves(g, nrhs, piv));
         lists.push(gather_moves(g, nrhs, t, piv));
-        lists.push(spread_moves(g, nrhs, t, piv, &others));
         let step = SweepStep {
             g,
             triangles,
@@ -1554,8 +1557,11 @@ pub fn solve_costs(
             t,
             nrhs,
         };
+        let by_products = step.moves_products(piv, &others);
+        let spread_to = if by_products { &nobody } else { &others };
+        lists.push(spread_moves(g, nrhs, t, piv, spread_to));
         lists.extend(step.update_moves(piv, &others));
-        if step.moves_products(piv, &others) {
+        if by_products {
             for (r, rows) in step.product_makers(&others) {
                 partials.record(r, &rows);
             }
@@ -1776,6 +1782,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_step_that_moves_products_sends_the_solved_rows_only_to_their_owners() {
+        // 2 × 1, 16 rows in 4-row tiles (grid row 0: rows 0–3 and 8–11), one right-hand side,
+        // Cholesky. Forward (the panel is every rank's own): each step's 4 solved rows to the
+        // other grid row while it holds rows to update (steps 0 to 2: rank 0 sends 8, rank 1
+        // 4). Back (by products, made on the solving rank): no solved row leaves (its owner
+        // solved it); the partial sums of rows 8–11, 4–7 and 0–3 go to their owners from the
+        // other rank (rank 1 sends 8, rank 0 4). Sending the solved rows to the holders of
+        // the rows to update as well would add 4 words to rank 0 and 8 to rank 1.
+        let g = Geometry::new(16, 4, TileGrid { px: 2, py: 1, c: 1 });
+        let pivots: Vec<Vec<usize>> = (0..4).map(|t| g.panel(t).collect()).collect();
+        let costs = solve_costs(&g, Triangles::Cholesky, 2, &pivots, 1, 8);
+        let sent: Vec<u64> = costs.iter().map(|c| c.words_sent).collect();
+        assert_eq!(sent, [12, 12]);
     }
 
     #[test]
