@@ -598,19 +598,16 @@ impl<'a> RowsByGridRow<'a> {
             };
         }
         let mut starts = vec![0; g.px + 1];
-        for &r in list {
-            starts[g.row_px(r) + 1] += 1;
-        }
+        for_runs(g, list, |x, run| starts[x + 1] += run.len());
         for x in 0..g.px {
             starts[x + 1] += starts[x];
         }
         let mut at = starts.clone();
         let mut grouped = vec![0; list.len()];
-        for &r in list {
-            let x = g.row_px(r);
-            grouped[at[x]] = r;
-            at[x] += 1;
-        }
+        for_runs(g, list, |x, run| {
+            grouped[at[x]..][..run.len()].copy_from_slice(run);
+            at[x] += run.len();
+        });
         RowsByGridRow {
             list,
             grouped,
@@ -635,6 +632,22 @@ impl<'a> RowsByGridRow<'a> {
     /// How many rows of the list grid row `x` holds.
     pub fn count(&self, x: usize) -> usize {
         self.starts[x + 1] - self.starts[x]
+    }
+}
+
+/// `f(x, run)` for the runs of `list` (in order) of consecutive rows in one tile, `x` the
+/// grid row holding them: a list of whole tiles' rows costs a grid row per tile.
+fn for_runs(g: &Geometry, list: &[usize], mut f: impl FnMut(usize, &[usize])) {
+    let mut i = 0;
+    while i < list.len() {
+        let r = list[i];
+        let tile_end = (r / g.v + 1) * g.v;
+        let mut j = i + 1;
+        while j < list.len() && list[j] == list[j - 1] + 1 && list[j] < tile_end {
+            j += 1;
+        }
+        f(g.row_px(r), &list[i..j]);
+        i = j;
     }
 }
 
@@ -679,14 +692,19 @@ mod tests {
 
     #[test]
     fn a_list_split_by_grid_row_keeps_each_rows_order() {
-        let rows: Vec<usize> = [9, 0, 17, 4, 30, 12, 5, 41].to_vec();
-        for px in [1, 2, 3, 5] {
+        // Scattered rows, and runs of consecutive rows across tiles (made a tile at a time).
+        let scattered = [9, 0, 17, 4, 30, 12, 5, 41].to_vec();
+        let runs: Vec<usize> = (3..20).chain(22..31).chain([40, 41, 2, 3, 47]).collect();
+        for (px, rows) in [1, 2, 3, 5]
+            .into_iter()
+            .flat_map(|px| [(px, &scattered), (px, &runs)])
+        {
             let geom = Geometry::new(48, 4, TileGrid { px, py: 2, c: 1 });
-            let split = RowsByGridRow::new(&geom, &rows);
+            let split = RowsByGridRow::new(&geom, rows);
             assert_eq!(split.list(), rows);
             for x in 0..px {
-                assert_eq!(split.of(x), geom.rows_of(&rows, x), "{px} {x}");
-                assert_eq!(split.count(x), geom.row_counts(&rows)[x]);
+                assert_eq!(split.of(x), geom.rows_of(rows, x), "{px} {x}");
+                assert_eq!(split.count(x), geom.row_counts(rows)[x]);
             }
             let none = RowsByGridRow::new(&geom, &[]);
             assert!((0..px).all(|x| none.of(x).is_empty() && none.count(x) == 0));
