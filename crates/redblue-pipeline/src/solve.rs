@@ -147,6 +147,14 @@ impl<'p> Schedule<'p> {
         }
     }
 
+    /// The rows the step after step `k` solves when it is of the same sweep (none otherwise).
+    pub(crate) fn next(&self, k: usize) -> &'p [usize] {
+        match (self.order[k], self.order.get(k + 1)) {
+            ((sweep, _), Some(&(s, u))) if s == sweep => &self.pivots[u],
+            _ => &[],
+        }
+    }
+
     /// Step `k`'s rows to update; called for `k = 0, 1, 2, …` in turn (the forward steps
     /// strike their pivots off the rows not pivoted yet).
     pub(crate) fn others(&mut self, k: usize) -> &[usize] {
@@ -626,13 +634,15 @@ fn solve_general<T: KernelScalar, C: Communicator>(
     let mut outbox = Outbox::new(&mut outbox_store);
     // The previous step's products not made yet (all but the rows this step solves).
     let mut deferred: Option<(SweepStep<'_>, Deferred<T>)> = None;
-    // The previous step's update of this rank's rows beyond this step's, made once this step
-    // has sent its solved rows on.
+    // The previous step's update of this rank's rows other than this step's, made where this
+    // rank has done its part of this step.
     let mut pending: Option<LaterUpdate<'_, T>> = None;
     let mut schedule = Schedule::new(pivots, n);
     let steps = schedule.order.clone();
     let nobody = RowsByGridRow::new(g, &[]);
     for (k, &(sweep, t)) in steps.iter().enumerate() {
+        // The rows the next step of this sweep solves, and the rows this step updates.
+        let next = schedule.next(k);
         let others = RowsByGridRow::new(g, schedule.others(k));
         let piv = &pivots[t];
         mark_positions(&mut piv_pos, piv);
@@ -653,18 +663,10 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         if let Some((step, d)) = deferred.take() {
             step.products_into(factors, (&mut partial, sums), &d.rows, &d.x, par)?;
         }
-        // The rows the next step of this sweep solves.
-        let next: &[usize] = match steps.get(k + 1) {
-            Some(&(s, u)) if s == sweep => &pivots[u],
-            _ => &[],
-        };
         // 1. to 3., and the previous step's rest where this rank has done its part of this
         // step (its rows of `piv` sent, or the solved rows). The solved rows go to the
         // holders of `others` only if the panel comes to them (products have their makers).
-        let rest = |b: &mut Tiles<'_, T>| match pending.take() {
-            Some(u) => u.apply(b, par).map_err(SolveError::from),
-            None => Ok(()),
-        };
+        let rest = |b: &mut Tiles<'_, T>| LaterUpdate::apply_any(pending.take(), b, par);
         let by_products = step.moves_products(piv, &others);
         let (xs, x_blk) = step.solve_rows(
             comm,
@@ -701,9 +703,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         };
         pending = later;
     }
-    if let Some(u) = pending.take() {
-        u.apply(&mut b, par)?;
-    }
+    LaterUpdate::apply_any(pending.take(), &mut b, par)?;
     outbox.finish()?;
     recycle(outbox_store);
     // Row interchanges to undo: LU's only (transposed LU solves take factors without any).
@@ -1327,10 +1327,14 @@ struct LaterUpdate<'t, T> {
 }
 
 impl<T: KernelScalar> LaterUpdate<'_, T> {
-    fn apply(self, b: &mut Tiles<'_, T>, par: Par) -> Result<(), KernelError> {
-        for part in self.parts {
-            self.update
-                .apply(b, &self.rows[part.clone()], part.start, par)?;
+    /// The rest of `later`'s update, if there is one.
+    fn apply_any(later: Option<Self>, b: &mut Tiles<'_, T>, par: Par) -> Result<(), SolveError> {
+        let Some(later) = later else {
+            return Ok(());
+        };
+        for part in later.parts {
+            let rows = &later.rows[part.clone()];
+            later.update.apply(b, rows, part.start, par)?;
         }
         Ok(())
     }
