@@ -402,6 +402,11 @@ impl Partials {
         }
     }
 
+    /// Whether rank `rank` has made products in this sweep.
+    fn made(&self, rank: usize) -> bool {
+        self.held.get(rank).is_some_and(|bits| !bits.is_empty())
+    }
+
     /// Rows `rows` of rank `rank` now hold products.
     fn record(&mut self, rank: usize, rows: &[usize]) {
         if self.held.len() <= rank {
@@ -667,7 +672,7 @@ fn solve_general<T: KernelScalar, C: Communicator>(
         // step (its rows of `piv` sent, or the solved rows). The solved rows go to the
         // holders of `others` only if the panel comes to them (products have their makers).
         let rest = |b: &mut Tiles<'_, T>| LaterUpdate::apply_any(pending.take(), b, par);
-        let by_products = step.moves_products(piv, &others);
+        let by_products = step.moves_products(piv, &others, |r| partials.made(r));
         let (xs, x_blk) = step.solve_rows(
             comm,
             (blocks, factors),
@@ -950,18 +955,44 @@ impl SweepStep<'_> {
     /// Whether this step brings the solved rows to the factor's panel and sends back the
     /// products (few right-hand sides: `K` columns per grid column against the panel's `w`)
     /// instead of bringing the panel to the right-hand sides: when that moves fewer words in
-    /// total. Known to every rank from global facts. (Cholesky's back substitution: its panel
-    /// is the row block, on the solving grid row.)
-    fn moves_products(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> bool {
-        let (products, panel) = self.crossing_counts(piv, others);
+    /// total. In a sweep reading row blocks (transposed), a maker that already made products
+    /// in this sweep (`made`, by rank) holds partial sums for every row it would make now (the
+    /// rows to update only shrink), so its products cost nothing more to send: they join sums
+    /// delivered once anyway; a maker's first products are sums it will deliver once for all
+    /// its steps left in the sweep, so they count shared among those steps
+    /// ([`maker_steps_left`](Self::maker_steps_left)). A sweep reading column panels counts
+    /// every product as sent at once: there one rank makes a step's products for every
+    /// right-hand side, and with many of them that was slower than the panel's way, which
+    /// shares that work among the ranks holding `B` (`1 × 2`, 256 right-hand sides: 0.76 of
+    /// the speed). Known to every rank from global facts. (Cholesky's back substitution: its
+    /// panel is the row block, on the solving grid row.)
+    fn moves_products(
+        &self,
+        piv: &[usize],
+        others: &RowsByGridRow<'_>,
+        made: impl Fn(usize) -> bool,
+    ) -> bool {
+        let left = self.maker_steps_left();
+        let back = |maker: usize, words: usize| match (self.transposed(), made(maker)) {
+            (false, _) => words,
+            (true, true) => 0,
+            (true, false) => words.div_ceil(left),
+        };
+        let (products, panel) = self.crossing_counts(piv, others, back);
         products < panel
     }
 
     /// The words between ranks of the products' way — the solved rows to the makers
-    /// ([`to_makers`](Self::to_makers)) and every product back, were they sent at once (the
-    /// partial sums move no more) — and of the panel's moves ([`factor_moves`]), counted from
-    /// sizes without making the lists (every step asks).
-    fn crossing_counts(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> (usize, usize) {
+    /// ([`to_makers`](Self::to_makers)) and the products back, as `back(maker, words)` counts
+    /// a maker's products sent back at once (the partial sums move no more) — and of the
+    /// panel's moves ([`factor_moves`]), counted from sizes without making the lists (every
+    /// step asks).
+    fn crossing_counts(
+        &self,
+        piv: &[usize],
+        others: &RowsByGridRow<'_>,
+        back: impl Fn(usize, usize) -> usize,
+    ) -> (usize, usize) {
         let (g, t) = (self.g, self.t);
         let (w, np, xt) = (g.panel(t).len(), piv.len(), g.solver_row(t));
         let cols: Vec<usize> = (0..g.py).map(|y| rhs_cols(g, self.nrhs, y).len()).collect();
@@ -990,7 +1021,7 @@ impl SweepStep<'_> {
                     let c = held[x + g.px * from_y];
                     for (y, &k) in cols.iter().enumerate() {
                         if c > 0 && k > 0 && (xt, from_y) != (x, y) {
-                            products += c * k;
+                            products += back(g.rank(xt, from_y, 0), c * k);
                             panel += c * w;
                         }
                     }
@@ -1004,13 +1035,25 @@ impl SweepStep<'_> {
                         products += np * k;
                     }
                     if y != y0 {
-                        products += others.count(x) * k;
+                        products += back(g.rank(x, y0, 0), others.count(x) * k);
                         panel += others.count(x) * w;
                     }
                 }
             }
         }
         (products, panel)
+    }
+
+    /// The steps of this sweep from this one on at which this step's makers make products
+    /// again (those whose panel is on the same grid column, or, for a row block, that the same
+    /// grid row solves), this one included.
+    fn maker_steps_left(&self) -> usize {
+        let g = self.g;
+        let period = if self.transposed() { g.px } else { g.py };
+        match self.sweep {
+            Sweep::Forward => (g.steps() - 1 - self.t) / period + 1,
+            Sweep::Backward => self.t / period + 1,
+        }
     }
 
     /// The solved rows' moves to the product makers.
@@ -1024,9 +1067,14 @@ impl SweepStep<'_> {
 
     /// The move lists of steps 4 and 5: the panel's, or the solved rows' to it (the products
     /// stay with their makers until their rows are solved: [`Partials`]).
-    fn update_moves(&self, piv: &[usize], others: &RowsByGridRow<'_>) -> Vec<Vec<Move>> {
+    fn update_moves(
+        &self,
+        piv: &[usize],
+        others: &RowsByGridRow<'_>,
+        by_products: bool,
+    ) -> Vec<Vec<Move>> {
         let (g, nrhs, t) = (self.g, self.nrhs, self.t);
-        if self.moves_products(piv, others) {
+        if by_products {
             let to_panel = self.to_makers(piv, others);
             vec![to_panel]
         } else {
@@ -1233,14 +1281,20 @@ impl SweepStep<'_> {
             }
             _ => {}
         }
-        let product = narrow_product(a, op, x, par)?;
-        match sums {
-            Sums::ByColumns => product.apply_to_columns(rows, (partial, n), |d, v| *d += v),
-            Sums::ByRows => product.add_to_rows(rows, partial),
+        for (block, part) in aside_blocks(a, op, nrhs) {
+            let (rows, product) = (&rows[block], narrow_product(part, op, x, par)?);
+            match sums {
+                Sums::ByColumns => product.apply_to_columns(rows, (partial, n), |d, v| *d += v),
+                Sums::ByRows => product.add_to_rows(rows, partial),
+            }
         }
         Ok(())
     }
 }
+
+/// Elements of a product made aside before it is added where its rows' sums are
+/// ([`SweepStep::products_into`]): 64 Ki (512 KiB of `f64`), within a core's cache.
+const PRODUCT_ASIDE: usize = 1 << 16;
 
 /// How a rank's partial sums of a sweep (`N × K`) are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1402,8 +1456,35 @@ fn update_rows<T: KernelScalar>(
     }
     let local: Vec<usize> = mine.iter().map(|&r| b.row_pos(r)).collect();
     let data = &mut b.data[..];
-    narrow_product(panel, op, x, par)?.apply_to_columns(&local, (data, ld), |d, v| *d -= v);
+    for (block, part) in aside_blocks(panel, op, ny) {
+        let product = narrow_product(part, op, x, par)?;
+        product.apply_to_columns(&local[block], (&mut *data, ld), |d, v| *d -= v);
+    }
     Ok(())
+}
+
+/// The rows of the product `op(a)·X` with `k` columns (`a`'s rows, or its columns when `op`
+/// transposes it) in blocks whose product made aside fits [`PRODUCT_ASIDE`] (with many
+/// right-hand sides one product of all the rows was megabytes, fresh pages each step), each
+/// with its part of `a`.
+fn aside_blocks<T: KernelScalar>(
+    a: MatRef<'_, T>,
+    op: Op,
+    k: usize,
+) -> impl Iterator<Item = (Range<usize>, MatRef<'_, T>)> {
+    let (m, w) = match op {
+        Op::NoTrans => a.shape(),
+        _ => (a.ncols(), a.nrows()),
+    };
+    let block = (PRODUCT_ASIDE / k.max(1)).max(1);
+    (0..m).step_by(block).map(move |r0| {
+        let r1 = (r0 + block).min(m);
+        let part = match op {
+            Op::NoTrans => a.submatrix(r0, 0, r1 - r0, w),
+            _ => a.submatrix(0, r0, w, r1 - r0),
+        };
+        (r0..r1, part)
+    })
 }
 
 /// `op(a)·x` (`op(a)` is `m × w`, `x` is `w × K`), read with [`Narrow::for_each`].
@@ -1561,10 +1642,10 @@ pub fn solve_costs(
             t,
             nrhs,
         };
-        let by_products = step.moves_products(piv, &others);
+        let by_products = step.moves_products(piv, &others, |r| partials.made(r));
         let spread_to = if by_products { &nobody } else { &others };
         lists.push(spread_moves(g, nrhs, t, piv, spread_to));
-        lists.extend(step.update_moves(piv, &others));
+        lists.extend(step.update_moves(piv, &others, by_products));
         if by_products {
             for (r, rows) in step.product_makers(&others) {
                 partials.record(r, &rows);
@@ -1636,6 +1717,8 @@ mod tests {
         let piv: Vec<usize> = (8..16).collect();
         let others: Vec<usize> = (16..64).collect();
         let others = RowsByGridRow::new(&g, &others);
+        // No maker has made products yet.
+        let no = |_| false;
         let step = |triangles, sweep, nrhs, t| SweepStep {
             g: &g,
             triangles,
@@ -1644,14 +1727,23 @@ mod tests {
             nrhs,
         };
         let decide =
-            |nrhs| step(Triangles::Lu, Sweep::Forward, nrhs, 1).moves_products(&piv, &others);
+            |nrhs| step(Triangles::Lu, Sweep::Forward, nrhs, 1).moves_products(&piv, &others, no);
         assert!(decide(1) && decide(4));
         assert!(!decide(32));
         // Cholesky's back substitution (its panel the row block on the solving grid row) too.
         let back = |nrhs| {
-            step(Triangles::Cholesky, Sweep::Backward, nrhs, 1).moves_products(&piv, &others)
+            step(Triangles::Cholesky, Sweep::Backward, nrhs, 1).moves_products(&piv, &others, no)
         };
         assert!(back(1) && !back(32));
+        // A row block's maker that already made products in this sweep sends no more back:
+        // with 16 right-hand sides the step moves products then (the solved rows only), not
+        // before; a column panel's products all count (one maker makes them for every
+        // right-hand side).
+        let back16 = step(Triangles::Cholesky, Sweep::Backward, 16, 1);
+        assert!(!back16.moves_products(&piv, &others, no));
+        assert!(back16.moves_products(&piv, &others, |_| true));
+        let forward16 = step(Triangles::Lu, Sweep::Forward, 16, 1);
+        assert!(!forward16.moves_products(&piv, &others, |_| true));
         // One right-hand side: the 8 solved rows to grid column 1 of both grid rows, the 24
         // products of each grid row back to grid column 0; against 24 × 8 panel rows per grid
         // row.
@@ -1664,7 +1756,7 @@ mod tests {
         // Step 0: panel and right-hand sides on grid column 0, so the panel moves nothing.
         let (piv0, others0): (Vec<usize>, Vec<usize>) = ((0..8).collect(), (8..64).collect());
         let first = step(Triangles::Lu, Sweep::Forward, 1, 0);
-        assert!(!first.moves_products(&piv0, &RowsByGridRow::new(&g, &others0)));
+        assert!(!first.moves_products(&piv0, &RowsByGridRow::new(&g, &others0), no));
     }
 
     // The products sent back at once, as the solves did before their partial sums: the
@@ -1779,7 +1871,7 @@ mod tests {
                         .sum();
                     let panel = factor_moves(&g, triangles, sweep, nrhs, t, &others);
                     assert_eq!(
-                        step.crossing_counts(piv, &others),
+                        step.crossing_counts(piv, &others, |_, words| words),
                         (lists, crossing_words(&panel)),
                         "{n} {v} {px}x{py} {nrhs} {triangles:?} {sweep:?} {t}"
                     );
@@ -1802,6 +1894,42 @@ mod tests {
         let costs = solve_costs(&g, Triangles::Cholesky, 2, &pivots, 1, 8);
         let sent: Vec<u64> = costs.iter().map(|c| c.words_sent).collect();
         assert_eq!(sent, [12, 12]);
+    }
+
+    #[test]
+    fn products_made_aside_go_a_block_of_rows_at_a_time() {
+        // 10 rows of a 10 × 3 factor part (or its 3 × 10 transpose) with so many right-hand
+        // sides that 4 rows' products fill the room.
+        let data: Vec<f64> = (0..30).map(f64::from).collect();
+        let k = PRODUCT_ASIDE / 4;
+        for op in [Op::NoTrans, Op::Trans] {
+            let a = match op {
+                Op::NoTrans => MatRef::from_slice(&data, 10, 3, 10).unwrap(),
+                _ => MatRef::from_slice(&data, 3, 10, 3).unwrap(),
+            };
+            let blocks: Vec<_> = aside_blocks(a, op, k).collect();
+            let ranges: Vec<Range<usize>> = blocks.iter().map(|(r, _)| r.clone()).collect();
+            assert_eq!(ranges, [0..4, 4..8, 8..10]);
+            for (rows, part) in &blocks {
+                for (i, r) in rows.clone().enumerate() {
+                    for j in 0..3 {
+                        match op {
+                            Op::NoTrans => assert_eq!(part.get(i, j), a.get(r, j)),
+                            _ => assert_eq!(part.get(j, i), a.get(j, r)),
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            aside_blocks(
+                MatRef::<f64>::from_slice(&[], 0, 3, 1).unwrap(),
+                Op::NoTrans,
+                8
+            )
+            .count(),
+            0
+        );
     }
 
     #[test]

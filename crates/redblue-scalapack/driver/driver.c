@@ -8,7 +8,8 @@
  *                                                ROUTINE is gemm, getrf, potrf, or getrs or
  *                                                potrs (16 right-hand sides, with the factors
  *                                                of one untimed pdgetrf_ or pdpotrf_ call),
- *                                                or gesv or posv (16 right-hand sides);
+ *                                                or gesv or posv (16 right-hand sides;
+ *                                                DRIVER_NRHS=K in the environment for K);
  *                                                potrf-u, potrs-u, posv-u: UPLO = U;
  *                                                getrs-t: TRANS = T; gemm-t: TRANSA = T
  *   driver check N NB P Q [R|C]                  solves with pdgesv_ and pdposv_ on a grid
@@ -118,6 +119,9 @@ static int timed(const char *name, int n, int nb, int reps) {
   }
   Matrix a = matrix(n, n, nb), b = matrix(n, n, nb), c = matrix(n, n, nb);
   int one = 1, info = 0, nrhs = 16;
+  const char *k = getenv("DRIVER_NRHS");
+  if (k != NULL && atoi(k) > 0)
+    nrhs = atoi(k);
   int *ipiv = malloc(sizeof(int) * (size_t)(a.locr + nb));
   double alpha = 1.0, beta = 0.0;
   int spd = strcmp(routine, "potrf") == 0 || strcmp(routine, "potrs") == 0 ||

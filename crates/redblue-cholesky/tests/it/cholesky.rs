@@ -459,6 +459,8 @@ fn solves_for_many_right_hand_sides_in_any_layout() {
         (33, 5, 8, Some(TileGrid { px: 2, py: 2, c: 2 })),
         (21, 1, 3, None),
         (40, 6, 6, None),
+        // So many right-hand sides that a step's update is made a block of rows at a time.
+        (400, 400, 2, Some(TileGrid { px: 2, py: 1, c: 1 })),
     ] {
         for algorithm in ALGORITHMS {
             let grid = if algorithm == CholeskyAlgorithm::TwoD {

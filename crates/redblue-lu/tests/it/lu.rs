@@ -544,6 +544,13 @@ fn solves_agree_with_the_kernel_solution() {
         4,
     );
     assert!(solve_check::<f64>(33, 8, 6, &pr, 22).0 < 10.0);
+    // So many right-hand sides that a step's products are made a block of rows at a time.
+    let wide = params(
+        LuAlgorithm::Conflux,
+        Some(TileGrid { px: 2, py: 1, c: 1 }),
+        8,
+    );
+    assert!(solve_check::<f64>(400, 2, 400, &wide, 26).0 < 10.0);
     assert!(solve_check::<f32>(21, 4, 3, &pr_small(), 23).0 < 10.0);
     assert!(solve_check::<c32>(21, 4, 3, &pr_small(), 24).0 < 10.0);
     assert!(solve_check::<c64>(21, 4, 3, &pr_small(), 25).0 < 10.0);
