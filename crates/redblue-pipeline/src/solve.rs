@@ -43,8 +43,10 @@
 //! Words per rank, per sweep, about `N·K/Py` for the solved rows and `N²·(Py − 1)/(2P)` for the
 //! panels (`K` right-hand sides); with partial sums instead, about `N·K` for the sums and the
 //! solved rows: a step moves whichever is less (judged by what sending every product back at
-//! once would cost), so few right-hand sides no longer pay for the panels. Like the factorisation, every move is planned from global facts, and
-//! [`solve_costs`] replays them.
+//! once would cost; in a sweep reading row blocks, a maker's sums count once per sweep:
+//! `SweepStep::moves_products`), so few right-hand sides no longer pay for the panels. Like
+//! the factorisation, every move is planned from global facts, and [`solve_costs`] replays
+//! them.
 
 use crate::geometry::{gather_runs, mark_positions, scatter_runs, Geometry, RowsByGridRow, Tiles};
 use redblue_comm::{CommError, CommStats, Communicator};
@@ -963,8 +965,8 @@ impl SweepStep<'_> {
     /// ([`maker_steps_left`](Self::maker_steps_left)). A sweep reading column panels counts
     /// every product as sent at once: there one rank makes a step's products for every
     /// right-hand side, and with many of them that was slower than the panel's way, which
-    /// shares that work among the ranks holding `B` (`1 × 2`, 256 right-hand sides: 0.76 of
-    /// the speed). Known to every rank from global facts. (Cholesky's back substitution: its
+    /// shares that work among the ranks holding `B` (`1 × 2`, 256 right-hand sides: 0.76–0.94
+    /// of the speed). Known to every rank from global facts. (Cholesky's back substitution: its
     /// panel is the row block, on the solving grid row.)
     fn moves_products(
         &self,
