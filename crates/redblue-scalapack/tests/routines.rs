@@ -37,6 +37,17 @@ impl Dist {
         }
     }
 
+    /// `m × k` right-hand sides, in `mb × 1` blocks from grid position `(0, 0)`.
+    fn columns(m: usize, k: usize, mb: usize) -> Self {
+        Dist {
+            m,
+            n: k,
+            mb,
+            nb: 1,
+            src: (0, 0),
+        }
+    }
+
     fn layout(&self, g: &BlacsGrid) -> BlockCyclic {
         BlockCyclic::new(self.m, self.n, self.mb, self.nb, g.nprow, g.npcol)
             .unwrap()
@@ -576,13 +587,7 @@ fn cholesky_writes_only_its_triangle_and_potrs_solves_with_it() {
 fn potrs_reads_either_triangle_where_it_is_on_a_2d_grid() {
     let (n, nb) = (96, 4);
     let a = Dist::square(n, nb);
-    let b = Dist {
-        m: n,
-        n: 1,
-        mb: nb,
-        nb: 1,
-        src: (0, 0),
-    };
+    let b = Dist::columns(n, 1, nb);
     for uplo in [b'L', b'U'] {
         let words = run_ranks(4, |comm| {
             let g = grid_of(&comm, 2, 2);
@@ -621,13 +626,7 @@ fn gesv_and_posv_factor_and_solve() {
             nb: 3,
             src: (0, 0),
         };
-        let b = Dist {
-            m: n,
-            n: 2,
-            mb: 3,
-            nb: 1,
-            src: (0, 0),
-        };
+        let b = Dist::columns(n, 2, 3);
         let ok = run_ranks(nprow * npcol, |comm| {
             let g = grid_of(&comm, nprow, npcol);
             let mut la = a.local(&g, |i, j| entry::<f64>(i, j, 11));
@@ -993,13 +992,7 @@ fn posv_not_positive_definite(
     tight: bool,
     f: &impl Fn(usize, usize) -> f64,
 ) -> (Outcome, f64) {
-    let rhs = Dist {
-        m: n,
-        n: 2,
-        mb: nb,
-        nb: 1,
-        src: (0, 0),
-    };
+    let rhs = Dist::columns(n, 2, nb);
     let (mut la, desc) = whole_array(g, n, nb, tight, f);
     let mut lb = rhs.local(g, |i, j| entry::<f64>(i, j, 12));
     let b0 = lb.clone();
