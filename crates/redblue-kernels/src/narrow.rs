@@ -16,8 +16,9 @@
 //! `4096 × 2048` factor: 61–64 GFLOP/s against the `gemm` crate's 51–53 (45 without fetching
 //! ahead; 75–78 with a leading dimension of 4080, whose strips' columns do not share the
 //! cache's sets as 4096's do); f32 132–135 against 109–112 (the kernels page of the book).
-//! They are asked before a system BLAS too: OpenBLAS ran the same tall product at 46–47 GFLOP/s
-//! (71–75 here) and the wide one, `C(16 × 4096) += Xᵀ·A(64 × 4096)`, at 31–33 (116 here).
+//! There they are asked before a system BLAS too: OpenBLAS ran the same tall product at 46–47
+//! GFLOP/s (71–75 here) and the wide one, `C(16 × 4096) += Xᵀ·A(64 × 4096)`, at 31–33 (116
+//! here). On AVX2 CPUs a system BLAS goes first ([`before_system_blas`]).
 //! Complex scalars, other CPUs, threaded calls and other shapes take the general path
 //! ([`Narrow::narrow_matmul`] answers "not taken").
 
@@ -25,6 +26,18 @@ use crate::simd::{isa, Isa};
 use crate::{KernelScalar, Par};
 use faer::prelude::ReborrowMut;
 use faer::{Accum, Conj};
+
+/// Whether the narrow kernels go before a system BLAS on this CPU: on AVX-512 ones, where
+/// OpenBLAS ran a solve's narrow products at a third to two thirds of their speed (Zen 5); not
+/// on AVX2 ones, where it ran the tall product `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` of a
+/// `4096 × 2048` factor at 20–24 GFLOP/s against their 13–15 (Zen 3: the 64 columns of a
+/// strip of `A`, 32 KiB apart, fall in one set of the caches, and fetching ahead did not
+/// help), and ScaLAPACK's 1 × 2 solves through the library ran about 1.3 times faster with
+/// OpenBLAS taking them (the kernels page of the book). Without a system BLAS they are always
+/// asked: the `gemm` crate and faer were slower still.
+pub(crate) fn before_system_blas() -> bool {
+    isa() == Isa::V4
+}
 
 /// At most this many columns (tall) or rows (wide) of `C` make a product narrow.
 pub(crate) const NARROW_COLS: usize = 16;
@@ -638,10 +651,14 @@ mod tests {
         }
     }
 
-    /// Whether narrow products reach the narrow kernels here: a CPU with AVX2 or AVX-512 (with
-    /// or without a system BLAS: they are asked first).
+    /// Whether narrow products reach the narrow kernels here: a CPU with AVX-512, or one with
+    /// AVX2 when no system BLAS is active (it goes first there).
     fn takes_any() -> bool {
-        isa() != Isa::Base
+        match isa() {
+            Isa::Base => false,
+            Isa::V4 => true,
+            Isa::V3 => !crate::system::system_blas_active(),
+        }
     }
 
     /// The rows of a tall tile of `T` on this CPU (0 without kernels).
@@ -723,19 +740,32 @@ mod tests {
         }
     }
 
-    /// Too wide, too short, shallow, threaded, the streamed operand transposed: the general
-    /// path.
+    /// The columns of a wide tile of `T` on this CPU (0 without kernels).
+    fn wide_cols<T: KernelScalar>() -> usize {
+        match (isa(), size_of::<T>()) {
+            (Isa::Base, _) => 0,
+            (Isa::V4, 8) => x86::v4_f64::WIDE_COLS,
+            (Isa::V4, _) => x86::v4_f32::WIDE_COLS,
+            (Isa::V3, 8) => x86::v3_f64::WIDE_COLS,
+            (Isa::V3, _) => x86::v3_f32::WIDE_COLS,
+        }
+    }
+
+    /// Too wide, too short (one row or column short of two tiles on this CPU), shallow,
+    /// threaded, the streamed operand transposed: the general path.
     #[test]
     fn other_products_are_not_taken() {
         let (nt, tr) = (Op::NoTrans, Op::Trans);
+        let short = |tile: usize| (2 * tile).max(2) - 1;
+        let (rows, cols) = (short(tall_rows::<f64>()), short(wide_cols::<f64>()));
         for (m, n, k, op_a, op_b, par) in [
             (64, 17, 16, nt, nt, Par::Seq),
-            (47, 8, 16, nt, nt, Par::Seq),
+            (rows, 8, 16, nt, nt, Par::Seq),
             (64, 8, 7, nt, nt, Par::Seq),
             (64, 8, 16, nt, nt, Par::Threads(2)),
             (64, 8, 16, tr, nt, Par::Seq),
             (17, 40, 16, nt, nt, Par::Seq),
-            (16, 23, 16, nt, nt, Par::Seq),
+            (16, cols, 16, nt, nt, Par::Seq),
             (16, 40, 16, nt, tr, Par::Seq),
         ] {
             let lda = if op_a == nt { m } else { k };

@@ -56,8 +56,8 @@ pub fn system_blas_active() -> bool {
 const LARGE_PRODUCT: usize = 64 * 64 * 64;
 
 /// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so), with `par`
-/// threads: in the narrow kernel if it takes it (`narrow.rs`, with or without a system BLAS),
-/// otherwise in the system BLAS if it takes it, in the `gemm` crate (large products) or faer's
+/// threads: in the narrow kernel if it takes it (`narrow.rs`; after the system BLAS on CPUs
+/// where that was the faster), otherwise in the system BLAS if it takes it, in the `gemm` crate (large products) or faer's
 /// matmul (small ones). Every product of the kernels outside their narrow leaves goes through
 /// here.
 ///
@@ -73,10 +73,12 @@ pub(crate) fn matmul<T: KernelScalar>(
     alpha: T,
     par: Par,
 ) {
-    // Narrow products first, also before a system BLAS: OpenBLAS ran a solve's shapes at a
-    // third to two thirds of the narrow kernels' speed (the kernels page of the book).
-    if T::narrow_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
+    // Narrow products first, before a system BLAS too where the narrow kernels were the
+    // faster (AVX-512 CPUs), after it elsewhere: `narrow::before_system_blas`.
+    let first = crate::narrow::before_system_blas();
+    if (first && T::narrow_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par))
         || T::system_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par)
+        || (!first && T::narrow_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par))
     {
         return;
     }
