@@ -625,7 +625,7 @@ mod tests {
                 ] {
                     let took =
                         check::<T>((m, n, k), (nt, m + 3), (op_b, ldb), alpha, beta, Par::Seq);
-                    assert_eq!(took, fast && m >= 2 * tall_rows::<T>(), "{m}×{n}×{k}");
+                    assert_eq!(took, fast && m >= 2 * tiles::<T>().0, "{m}×{n}×{k}");
                 }
             }
         }
@@ -661,14 +661,15 @@ mod tests {
         }
     }
 
-    /// The rows of a tall tile of `T` on this CPU (0 without kernels).
-    fn tall_rows<T: KernelScalar>() -> usize {
-        match (isa(), size_of::<T>()) {
-            (Isa::Base, _) => 0,
-            (Isa::V4, 8) => x86::v4_f64::TALL_ROWS,
-            (Isa::V4, _) => x86::v4_f32::TALL_ROWS,
-            (Isa::V3, 8) => x86::v3_f64::TALL_ROWS,
-            (Isa::V3, _) => x86::v3_f32::TALL_ROWS,
+    /// The rows of a tall tile and the columns of a wide one of `T` (f32 or f64) on this CPU,
+    /// as the products choose their kernels (zeros without kernels).
+    fn tiles<T: KernelScalar>() -> (usize, usize) {
+        fn sizes<S>(kernels: Option<Kernels<S>>) -> (usize, usize) {
+            kernels.map_or((0, 0), |k| (k.tall_rows, k.wide_cols))
+        }
+        match size_of::<T>() {
+            8 => sizes(kernels_for(isa(), kernels_of!(v4_f64), kernels_of!(v3_f64))),
+            _ => sizes(kernels_for(isa(), kernels_of!(v4_f32), kernels_of!(v3_f32))),
         }
     }
 
@@ -740,24 +741,14 @@ mod tests {
         }
     }
 
-    /// The columns of a wide tile of `T` on this CPU (0 without kernels).
-    fn wide_cols<T: KernelScalar>() -> usize {
-        match (isa(), size_of::<T>()) {
-            (Isa::Base, _) => 0,
-            (Isa::V4, 8) => x86::v4_f64::WIDE_COLS,
-            (Isa::V4, _) => x86::v4_f32::WIDE_COLS,
-            (Isa::V3, 8) => x86::v3_f64::WIDE_COLS,
-            (Isa::V3, _) => x86::v3_f32::WIDE_COLS,
-        }
-    }
-
     /// Too wide, too short (one row or column short of two tiles on this CPU), shallow,
     /// threaded, the streamed operand transposed: the general path.
     #[test]
     fn other_products_are_not_taken() {
         let (nt, tr) = (Op::NoTrans, Op::Trans);
         let short = |tile: usize| (2 * tile).max(2) - 1;
-        let (rows, cols) = (short(tall_rows::<f64>()), short(wide_cols::<f64>()));
+        let (tall_rows, wide_cols) = tiles::<f64>();
+        let (rows, cols) = (short(tall_rows), short(wide_cols));
         for (m, n, k, op_a, op_b, par) in [
             (64, 17, 16, nt, nt, Par::Seq),
             (rows, 8, 16, nt, nt, Par::Seq),
