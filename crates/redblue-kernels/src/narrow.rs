@@ -651,14 +651,10 @@ mod tests {
         }
     }
 
-    /// Whether narrow products reach the narrow kernels here: a CPU with AVX-512, or one with
-    /// AVX2 when no system BLAS is active (it goes first there).
+    /// Whether narrow products reach the narrow kernels here: a CPU with kernels, where they
+    /// go before a system BLAS or none is active ([`before_system_blas`]).
     fn takes_any() -> bool {
-        match isa() {
-            Isa::Base => false,
-            Isa::V4 => true,
-            Isa::V3 => !crate::system::system_blas_active(),
-        }
+        isa() != Isa::Base && (before_system_blas() || !crate::system::system_blas_active())
     }
 
     /// The rows of a tall tile and the columns of a wide one of `T` (f32 or f64) on this CPU,

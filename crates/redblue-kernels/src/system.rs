@@ -57,9 +57,9 @@ const LARGE_PRODUCT: usize = 64 * 64 * 64;
 
 /// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so), with `par`
 /// threads: in the narrow kernel if it takes it (`narrow.rs`; after the system BLAS on CPUs
-/// where that was the faster), otherwise in the system BLAS if it takes it, in the `gemm` crate (large products) or faer's
-/// matmul (small ones). Every product of the kernels outside their narrow leaves goes through
-/// here.
+/// where that was the faster), otherwise in the system BLAS if it takes it, in the `gemm`
+/// crate (large products) or faer's matmul (small ones). Every product of the kernels outside
+/// their narrow leaves goes through here.
 ///
 /// Why the `gemm` crate for large products: it is the crate faer's matmul was built on, and
 /// with its AVX-512 kernels (feature `x86-v4`, chosen at run time) it measured 0.97–1.0× of
