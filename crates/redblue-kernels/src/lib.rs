@@ -42,6 +42,7 @@ mod gemmt;
 mod lu;
 mod narrow;
 mod norms;
+mod packed;
 mod par;
 pub mod reference;
 mod scalar;

@@ -21,7 +21,10 @@ pub trait KernelScalar: Scalar + ComplexField<Real = <Self as Scalar>::Real> + S
 mod sealed {
     /// Seals [`super::KernelScalar`], and carries the system BLAS / LAPACK entry points
     /// (which take "not taken" without the `blas` feature).
-    pub trait Sealed: crate::system::System + crate::narrow::Narrow {}
+    pub trait Sealed:
+        crate::system::System + crate::narrow::Narrow + crate::packed::Packed
+    {
+    }
 }
 use sealed::Sealed;
 

@@ -57,9 +57,10 @@ const LARGE_PRODUCT: usize = 64 * 64 * 64;
 
 /// `dst = accum(dst) + alpha·lhs·rhs` (each operand conjugated if its flag says so), with `par`
 /// threads: in the narrow kernel if it takes it (`narrow.rs`; after the system BLAS on CPUs
-/// where that was the faster), otherwise in the system BLAS if it takes it, in the `gemm`
-/// crate (large products) or faer's matmul (small ones). Every product of the kernels outside
-/// their narrow leaves goes through here.
+/// where that was the faster), otherwise in the system BLAS if it takes it; small products in
+/// faer's matmul, large ones in this crate's packed kernels if they take it (real scalars on
+/// AVX2 CPUs without AVX-512: `packed.rs`), else in the `gemm` crate. Every product of the
+/// kernels outside their narrow leaves goes through here.
 ///
 /// Why the `gemm` crate for large products: it is the crate faer's matmul was built on, and
 /// with its AVX-512 kernels (feature `x86-v4`, chosen at run time) it measured 0.97–1.0× of
@@ -94,6 +95,9 @@ pub(crate) fn matmul<T: KernelScalar>(
             alpha,
             par.to_faer(),
         );
+        return;
+    }
+    if T::packed_matmul(dst.rb_mut(), accum, lhs, rhs, alpha, par) {
         return;
     }
     let parallelism = match par.degree() {
