@@ -225,80 +225,108 @@ fn product<T: KernelScalar>(
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    let (mr, nr) = (kernel.mr, kernel.nr);
     let (a, b) = (Operand::of(lhs), Operand::of(rhs));
-    let ldc = dst.col_stride().unsigned_abs();
-    let c = dst.as_ptr_mut();
-    // Equal blocks: a product of 2050 columns packs two blocks of 1026, not 2048 and 2.
-    let (mc, kc, nc) = (block(m, MC, mr), block(k, KC, 1), block(n, NC, nr));
-    let mut packed_a = vec![T::zero(); mc * kc];
-    let mut packed_b = vec![T::zero(); nc * kc];
+    let c = (dst.as_ptr_mut(), dst.col_stride().unsigned_abs());
+    // Equal blocks: a product of 2050 columns packs two blocks of 1025, not 2048 and 2.
+    let (mc, kc, nc) = (
+        block(m, MC, kernel.mr),
+        block(k, KC, 1),
+        block(n, NC, kernel.nr),
+    );
+    with_space::<T, _>((mc + nc) * kc, |space| {
+        let (packed_a, packed_b) = space.split_at_mut(mc * kc);
+        for j0 in (0..n).step_by(nc) {
+            let w = nc.min(n - j0);
+            for p0 in (0..k).step_by(kc) {
+                let depth = kc.min(k - p0);
+                let add = accum == Accum::Add || p0 > 0;
+                // SAFETY: rows `p0..p0 + depth` and columns `j0..j0 + w` lie inside `rhs`,
+                // and `packed_b` holds `nc·kc` elements.
+                unsafe { (kernel.pack_b)(packed_b, b.transposed(), (j0, w), (p0, depth)) };
+                for i0 in (0..m).step_by(mc) {
+                    let h = mc.min(m - i0);
+                    // SAFETY: rows `i0..i0 + h` and columns `p0..p0 + depth` lie inside
+                    // `lhs`, and `packed_a` holds `mc·kc` elements.
+                    unsafe { (kernel.pack_a)(packed_a, a, (i0, h), (p0, depth)) };
+                    // SAFETY: the block `(i0.., j0..)` of `C`, `h × w`, lies inside `dst`
+                    // (column stride `ldc`, borrowed mutably); the panels were just packed.
+                    let c = (unsafe { c.0.add(i0 + j0 * c.1) }, c.1);
+                    unsafe { blocks(kernel, (packed_a, packed_b), (h, w, depth), c, alpha, add) };
+                }
+            }
+        }
+    });
+}
+
+/// `C(h × w) = add·C + alpha·A·B` for a packed block of `A` (`h` rows in panels) and one of
+/// `B` (`w` columns in panels), `depth` steps: tile by tile, the tiles at the edges through a
+/// buffer.
+///
+/// # Safety
+/// `c` is an `h × w` block with row stride 1 and column stride `ldc`, valid for writes and
+/// not overlapping the panels; the panels hold `h` rows and `w` columns of `depth` steps; the
+/// kernel's features are the running CPU's.
+unsafe fn blocks<T: KernelScalar>(
+    kernel: Kernel<T>,
+    (packed_a, packed_b): (&[T], &[T]),
+    (h, w, depth): (usize, usize, usize),
+    (c, ldc): (*mut T, usize),
+    alpha: T,
+    add: bool,
+) {
+    let (mr, nr) = (kernel.mr, kernel.nr);
     let mut tile = [T::zero(); MAX_TILE];
-    for j0 in (0..n).step_by(nc) {
-        let w = nc.min(n - j0);
-        for p0 in (0..k).step_by(kc) {
-            let depth = kc.min(k - p0);
-            let add = accum == Accum::Add || p0 > 0;
-            // SAFETY: rows `p0..p0 + depth` and columns `j0..j0 + w` lie inside `rhs`.
-            unsafe { (kernel.pack_b)(&mut packed_b, b.transposed(), (j0, w), (p0, depth)) };
-            for i0 in (0..m).step_by(mc) {
-                let h = mc.min(m - i0);
-                // SAFETY: rows `i0..i0 + h` and columns `p0..p0 + depth` lie inside `lhs`.
-                unsafe { (kernel.pack_a)(&mut packed_a, a, (i0, h), (p0, depth)) };
-                for (t, panel_b) in packed_b
-                    .chunks_exact(nr * depth)
-                    .take(w.div_ceil(nr))
-                    .enumerate()
-                {
-                    let cols = nr.min(w - t * nr);
-                    for (s, panel_a) in packed_a
-                        .chunks_exact(mr * depth)
-                        .take(h.div_ceil(mr))
-                        .enumerate()
-                    {
-                        let rows = mr.min(h - s * mr);
-                        let (i, j) = (i0 + s * mr, j0 + t * nr);
-                        // SAFETY: the panels hold `depth` steps of `mr` and `nr` elements; the
-                        // tile `(i.., j..)` of `C` is `rows × cols` inside `dst` (column stride
-                        // `ldc`, borrowed mutably), written whole by the kernel only when it is
-                        // `mr × nr`, else through `tile` (`mr × nr`, column stride `mr`); the
-                        // kernel's features are the running CPU's (callers).
-                        unsafe {
-                            let c = c.add(i + j * ldc);
-                            if rows == mr && cols == nr {
-                                (kernel.micro)(
-                                    depth,
-                                    panel_a.as_ptr(),
-                                    panel_b.as_ptr(),
-                                    c,
-                                    ldc,
-                                    alpha,
-                                    add,
-                                );
-                            } else {
-                                let out = tile.as_mut_ptr();
-                                (kernel.micro)(
-                                    depth,
-                                    panel_a.as_ptr(),
-                                    panel_b.as_ptr(),
-                                    out,
-                                    mr,
-                                    alpha,
-                                    false,
-                                );
-                                for jj in 0..cols {
-                                    for ii in 0..rows {
-                                        let (x, y) = (c.add(ii + jj * ldc), tile[ii + jj * mr]);
-                                        *x = if add { *x + y } else { y };
-                                    }
-                                }
-                            }
+    let panels_b = packed_b.chunks_exact(nr * depth).take(w.div_ceil(nr));
+    for (t, panel_b) in panels_b.enumerate() {
+        let cols = nr.min(w - t * nr);
+        let panels_a = packed_a.chunks_exact(mr * depth).take(h.div_ceil(mr));
+        for (s, panel_a) in panels_a.enumerate() {
+            let rows = mr.min(h - s * mr);
+            let (a, b) = (panel_a.as_ptr(), panel_b.as_ptr());
+            // SAFETY: the tile `(s·mr.., t·nr..)` of `C` is `rows × cols` inside the block,
+            // written whole by the kernel only when it is `mr × nr`, else through `tile`
+            // (`mr × nr`, column stride `mr`); the panels hold `depth` steps (the contract).
+            unsafe {
+                let c = c.add(s * mr + t * nr * ldc);
+                if rows == mr && cols == nr {
+                    (kernel.micro)(depth, a, b, c, ldc, alpha, add);
+                } else {
+                    (kernel.micro)(depth, a, b, tile.as_mut_ptr(), mr, alpha, false);
+                    for jj in 0..cols {
+                        for ii in 0..rows {
+                            let (x, y) = (c.add(ii + jj * ldc), tile[ii + jj * mr]);
+                            *x = if add { *x + y } else { y };
                         }
                     }
                 }
             }
         }
     }
+}
+
+thread_local! {
+    /// This thread's packing space, kept from one product to the next: a fresh buffer of a few
+    /// MiB per call cost page faults, the kernel zeroing each page (8–15 % of the samples of a
+    /// 2-rank Cholesky at `N = 4096`, three factorisations and their setup; none with the
+    /// space kept). At most `(MC + NC)·KC` f64, 4.2 MiB, per thread.
+    static SPACE: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// `f` on `len` elements of this thread's packing space (their values unspecified).
+fn with_space<T: KernelScalar, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    const { assert!(align_of::<T>() <= align_of::<f64>()) };
+    let mut space = SPACE.take();
+    let words = (len * size_of::<T>()).div_ceil(size_of::<f64>());
+    if space.len() < words {
+        space = vec![0.0; words];
+    }
+    // SAFETY: `space` holds at least `len·size_of::<T>()` initialised bytes, aligned for `T`
+    // (the assertion); `T` is a float or a pair of floats, for which any bits are a value; the
+    // slice is the only view of `space` while `f` runs.
+    let buf = unsafe { std::slice::from_raw_parts_mut(space.as_mut_ptr().cast::<T>(), len) };
+    let out = f(buf);
+    SPACE.set(space);
+    out
 }
 
 /// Rows `i0..i0 + h` and columns `p0..p0 + depth` of `x` into `buf` as panels of `R` rows:
