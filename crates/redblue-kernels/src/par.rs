@@ -7,8 +7,9 @@
 /// than cores, a rank can pass [`Par::Threads`] to use several cores for its local work.
 ///
 /// Threads come from the current rayon pool (the global one unless the caller runs inside
-/// `ThreadPool::install`); `Threads(n)` asks faer to split the work `n` ways. faer only
-/// splits products above a size threshold, so small calls stay sequential whatever is passed.
+/// `ThreadPool::install`); `Threads(n)` asks faer, the `gemm` crate or the crate's packed
+/// products to split the work `n` ways. Products below a size threshold are not split, so
+/// small calls stay sequential whatever is passed.
 ///
 /// Sequential is the default also because faer 0.24 has an open report of a silently wrong
 /// parallel product on some row-major inputs (sarah-quinones/faer-rs#273); our tests check

@@ -19,8 +19,9 @@ use redblue_core::{Complex, Scalar};
 pub trait KernelScalar: Scalar + ComplexField<Real = <Self as Scalar>::Real> + Sealed {}
 
 mod sealed {
-    /// Seals [`super::KernelScalar`], and carries the system BLAS / LAPACK entry points
-    /// (which take "not taken" without the `blas` feature).
+    /// Seals [`super::KernelScalar`], and carries the per-scalar entry points of the system
+    /// BLAS / LAPACK (which take "not taken" without the `blas` feature) and of the crate's
+    /// narrow and packed kernels (which take "not taken" where a scalar has none).
     pub trait Sealed:
         crate::system::System + crate::narrow::Narrow + crate::packed::Packed
     {
