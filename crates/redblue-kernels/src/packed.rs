@@ -329,6 +329,11 @@ fn with_space<T: KernelScalar, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> 
     out
 }
 
+/// How many columns ahead the packing of a column-major operand asks for its lines: the
+/// columns of a large array are pages apart, too far for the hardware's prefetcher (the
+/// Cholesky update's products spent 14 % of the kernel's time packing without it, 6–7 % with).
+const PF_DIST: usize = 4;
+
 /// Rows `i0..i0 + h` and columns `p0..p0 + depth` of `x` into `buf` as panels of `R` rows:
 /// panel `s` holds rows `i0 + s·R..` step by step (`R` elements a step, zeros below `h`).
 ///
@@ -341,10 +346,38 @@ unsafe fn pack<T: KernelScalar, const R: usize>(
     (i0, h): (usize, usize),
     (p0, depth): (usize, usize),
 ) {
+    // Whole panels of a column-major operand column by column: each step reads `done·R`
+    // contiguous elements, the lines `PF_DIST` columns ahead asked for meanwhile.
+    let done = if x.rs == 1 && h / R > 1 { h / R } else { 0 };
+    for p in (0..depth).filter(|_| done > 0) {
+        // SAFETY: rows `i0..i0 + done·R` of column `p0 + p` lie inside the matrix.
+        let col = unsafe { x.ptr.offset(i0 as isize + (p0 + p) as isize * x.cs) };
+        #[cfg(target_arch = "x86_64")]
+        if p + PF_DIST < depth {
+            let ahead = col.wrapping_offset(PF_DIST as isize * x.cs).cast::<u8>();
+            let bytes = done * R * size_of::<T>();
+            for off in (0..bytes + 63).step_by(64) {
+                // SAFETY: a prefetch of an address inside the matrix (or its last line).
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        ahead.wrapping_add(off.min(bytes - 1)).cast(),
+                    )
+                };
+            }
+        }
+        for s in 0..done {
+            let at = s * R * depth + p * R;
+            let step: &mut [T; R] = (&mut buf[at..at + R]).try_into().expect("R elements");
+            // SAFETY: `R` contiguous elements of that column; any alignment.
+            *step = unsafe { col.add(s * R).cast::<[T; R]>().read_unaligned() };
+        }
+    }
+    // The rest panel by panel: a last part panel, or a row-major operand.
     for (s, panel) in buf
         .chunks_exact_mut(R * depth)
         .take(h.div_ceil(R))
         .enumerate()
+        .skip(done)
     {
         let rows = R.min(h - s * R);
         for (p, step) in panel.chunks_exact_mut(R).enumerate() {
