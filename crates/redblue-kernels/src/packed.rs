@@ -346,31 +346,11 @@ unsafe fn pack<T: KernelScalar, const R: usize>(
     (i0, h): (usize, usize),
     (p0, depth): (usize, usize),
 ) {
-    // Whole panels of a column-major operand column by column: each step reads `done·R`
-    // contiguous elements, the lines `PF_DIST` columns ahead asked for meanwhile.
+    // Whole panels of a column-major operand column by column.
     let done = if x.rs == 1 && h / R > 1 { h / R } else { 0 };
-    for p in (0..depth).filter(|_| done > 0) {
-        // SAFETY: rows `i0..i0 + done·R` of column `p0 + p` lie inside the matrix.
-        let col = unsafe { x.ptr.offset(i0 as isize + (p0 + p) as isize * x.cs) };
-        #[cfg(target_arch = "x86_64")]
-        if p + PF_DIST < depth {
-            let ahead = col.wrapping_offset(PF_DIST as isize * x.cs).cast::<u8>();
-            let bytes = done * R * size_of::<T>();
-            for off in (0..bytes + 63).step_by(64) {
-                // SAFETY: a prefetch of an address inside the matrix (or its last line).
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        ahead.wrapping_add(off.min(bytes - 1)).cast(),
-                    )
-                };
-            }
-        }
-        for s in 0..done {
-            let at = s * R * depth + p * R;
-            let step: &mut [T; R] = (&mut buf[at..at + R]).try_into().expect("R elements");
-            // SAFETY: `R` contiguous elements of that column; any alignment.
-            *step = unsafe { col.add(s * R).cast::<[T; R]>().read_unaligned() };
-        }
+    if done > 0 {
+        // SAFETY: the contract, for the first `done·R ≤ h` rows.
+        unsafe { pack_columns::<T, R>(buf, x, (i0, done), (p0, depth)) };
     }
     // The rest panel by panel: a last part panel, or a row-major operand.
     for (s, panel) in buf
@@ -399,6 +379,43 @@ unsafe fn pack<T: KernelScalar, const R: usize>(
                     };
                 }
             }
+        }
+    }
+}
+
+/// Panels `0..panels` of [`pack`] for a column-major operand (`x.rs == 1`), column by column:
+/// each step of depth reads the `panels·R` contiguous rows of one column (a stream) and asks
+/// for the same lines `PF_DIST` columns ahead.
+///
+/// # Safety
+/// As [`pack`]'s, with `h = panels·R`.
+unsafe fn pack_columns<T: KernelScalar, const R: usize>(
+    buf: &mut [T],
+    x: Operand<T>,
+    (i0, panels): (usize, usize),
+    (p0, depth): (usize, usize),
+) {
+    for p in 0..depth {
+        // SAFETY: rows `i0..i0 + panels·R` of column `p0 + p` lie inside the matrix.
+        let col = unsafe { x.ptr.offset(i0 as isize + (p0 + p) as isize * x.cs) };
+        #[cfg(target_arch = "x86_64")]
+        if p + PF_DIST < depth {
+            let ahead = col.wrapping_offset(PF_DIST as isize * x.cs).cast::<u8>();
+            let bytes = panels * R * size_of::<T>();
+            for off in (0..bytes + 63).step_by(64) {
+                // SAFETY: a prefetch of an address inside the matrix (or its last line).
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        ahead.wrapping_add(off.min(bytes - 1)).cast(),
+                    )
+                };
+            }
+        }
+        for s in 0..panels {
+            let at = s * R * depth + p * R;
+            let step: &mut [T; R] = (&mut buf[at..at + R]).try_into().expect("R elements");
+            // SAFETY: `R` contiguous elements of that column; any alignment.
+            *step = unsafe { col.add(s * R).cast::<[T; R]>().read_unaligned() };
         }
     }
 }
