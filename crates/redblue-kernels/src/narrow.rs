@@ -5,11 +5,17 @@
 //! the product when only 16 columns (or rows) use it.
 //!
 //! f32 and f64 on CPUs with AVX-512 or AVX2 + FMA. A tall product works on tiles of `C` in
-//! registers, three vectors of a column of `A` and a broadcast of `B` per multiply-add step
-//! (`24 × 8` tiles for f64 on AVX-512, `48 × 8` for f32, `12 × 4` and `24 × 4` on AVX2), each
-//! strip of `A` read for the first tile of columns and again, mostly from the cache, for the
-//! next; it fetches the strip eight below into the cache as it goes: `A`'s `k` columns are
-//! separate streams the hardware prefetcher does not follow far enough. A wide product works
+//! registers, a column of `A` in vectors and a broadcast of `B` per multiply-add step
+//! (`24 × 8` tiles for f64 on AVX-512, `48 × 8` for f32: three vectors; `8 × 6` and `16 × 6` on
+//! AVX2: two — three vectors by four columns left one accumulator on the stack, a chain of
+//! stores and loads in every step), each strip of `A` read for the first tile of columns and
+//! again for the next. On AVX-512 the strips are read where they are, the strip eight below
+//! fetched into the cache as it goes: `A`'s `k` columns are separate streams the hardware
+//! prefetcher does not follow far enough. On AVX2 blocks of 16 strips and 64 columns are copied
+//! first, column by column (runs of 128 or 256 rows), and the tiles read the copy: a strip's
+//! columns `lda` apart can fall in one set of the caches (`lda = 4096`), which then did not keep
+//! them for the next tile (one Zen 3 core, f64, the product below: 12–13 GFLOP/s before, 15–19
+//! after, OpenBLAS 20–23; f32 27–29 before, 28–31 after). A wide product works
 //! on tiles of 16 (or 8) rows and 12, 24 or 6 columns (`A`'s rows packed, `B`'s columns
 //! broadcast, each read in order), fetching the columns two tiles to the right. One core of a
 //! Zen 5, f64, `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` over the 32 column blocks of a
@@ -30,8 +36,9 @@ use faer::{Accum, Conj};
 /// Whether the narrow kernels go before a system BLAS on this CPU: on AVX-512 ones, where
 /// OpenBLAS ran a solve's narrow products at a third to two thirds of their speed (Zen 5); not
 /// on AVX2 ones, where it ran the tall product `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` of a
-/// `4096 × 2048` factor at 20–24 GFLOP/s against their 13–15 (Zen 3: the 64 columns of a
-/// strip of `A`, 32 KiB apart, fall in one set of the caches, and fetching ahead did not
+/// `4096 × 2048` factor at 20–24 GFLOP/s against their 13–15, 15–19 since they copy blocks of
+/// `A` first (Zen 3: the 64 columns of a strip of `A`, 32 KiB apart, fall in one set of the
+/// caches, and fetching ahead did not
 /// help), and ScaLAPACK's 1 × 2 solves through the library ran about 1.3 times faster with
 /// OpenBLAS taking them (the kernels page of the book). Without a system BLAS they are always
 /// asked: the `gemm` crate and faer were slower still.
@@ -270,7 +277,7 @@ mod x86 {
         (
             $name:ident, $t:ty, $feature:literal, $v:ty, $lanes:expr,
             $zero:ident, $load:ident, $store:ident, $splat:ident, $fma:ident, $mul:ident, $add:ident,
-            tall: $tv:expr, [$tw0:literal $(, $tw:literal)*],
+            tall: $tv:expr, [$tw0:literal $(, $tw:literal)*], copy: $copy:expr,
             wide: $wv:expr, [$ww0:literal $(, $ww:literal)*]
         ) => {
             pub(super) mod $name {
@@ -290,6 +297,14 @@ mod x86 {
                 const AHEAD_COLS: usize = 2 * WIDE_COLS;
                 /// Elements in a cache line.
                 const LINE: usize = 64 / size_of::<$t>();
+                /// Columns of `A` a tall product copies at a time.
+                const STRIP_DEPTH: usize = 64;
+                /// Strips a tall product copies at a time.
+                const STRIPS: usize = 16;
+                /// How far ahead (columns) a tall product's copy fetches.
+                const AHEAD_STRIP: usize = 4;
+                /// The elements of a tall product's copy (none for kernels without).
+                const COPY_LEN: usize = if $copy { STRIPS * TALL_ROWS * STRIP_DEPTH } else { 0 };
 
                 /// `C = accum(C) + alpha·A·B` for `m` a multiple of [`TALL_ROWS`], tile by
                 /// tile.
@@ -307,32 +322,90 @@ mod x86 {
                     alpha: $t,
                     add: bool,
                 ) {
-                    for i in (0..m).step_by(TALL_ROWS) {
-                        // SAFETY: the tile's rows `i..i + TALL_ROWS` and columns
-                        // `j..j + W` lie inside `A`, `B` and `C`; a strip's first tile
-                        // fetches ahead.
-                        let tile = |j: usize| Tall {
-                            k,
-                            a: (unsafe { a.add(i) }, lda),
-                            b: (unsafe { b.add(j * csb) }, rsb, csb),
-                            c: (unsafe { c.add(i + j * ldc) }, ldc),
-                            alpha,
-                            add,
-                            ahead: j == 0,
-                        };
-                        let mut j = 0;
-                        while j + $tw0 <= n {
-                            // SAFETY: as above.
-                            unsafe { tile(j).run::<$tw0>() };
-                            j += $tw0;
-                        }
-                        $(
-                            if j + $tw <= n {
-                                // SAFETY: as above.
-                                unsafe { tile(j).run::<$tw>() };
-                                j += $tw;
+                    // Strips more than one tile reads go through a copy, `STRIPS` strips and
+                    // `STRIP_DEPTH` columns at a time, read column by column (runs of
+                    // `STRIPS · TALL_ROWS` rows; the strips' columns, `lda` apart, can share
+                    // one set of the caches, which then do not keep them for the next tile).
+                    let copy = $copy && n > $tw0;
+                    let (depth, strips) = if copy { (STRIP_DEPTH, STRIPS) } else { (k.max(1), 1) };
+                    let mut buf = [0.0 as $t; COPY_LEN];
+                    for i0 in (0..m).step_by(strips * TALL_ROWS) {
+                        let h = (strips * TALL_ROWS).min(m - i0);
+                        for p0 in (0..k).step_by(depth) {
+                            let kb = depth.min(k - p0);
+                            if copy {
+                                // SAFETY: rows `i0..i0 + h`, columns `p0..p0 + kb` lie inside
+                                // `A`; `buf` holds them.
+                                unsafe { copy_block(a.add(i0 + p0 * lda), lda, (h, kb), &mut buf) };
                             }
-                        )*
+                            for i in (i0..i0 + h).step_by(TALL_ROWS) {
+                                let (sa, slda) = if copy {
+                                    (buf[(i - i0) * kb..].as_ptr(), TALL_ROWS)
+                                } else {
+                                    // SAFETY: inside `A`.
+                                    (unsafe { a.add(i + p0 * lda) }, lda)
+                                };
+                                // SAFETY: the tile's rows `i..i + TALL_ROWS` and columns
+                                // `j..j + W` lie inside `C` and `B`; the strip is
+                                // `TALL_ROWS × kb`.
+                                let tile = |j: usize| Tall {
+                                    k: kb,
+                                    a: (sa, slda),
+                                    b: (unsafe { b.add(p0 * rsb + j * csb) }, rsb, csb),
+                                    c: (unsafe { c.add(i + j * ldc) }, ldc),
+                                    alpha,
+                                    add: add || p0 > 0,
+                                    ahead: !copy && j == 0,
+                                };
+                                let mut j = 0;
+                                while j + $tw0 <= n {
+                                    // SAFETY: as above.
+                                    unsafe { tile(j).run::<$tw0>() };
+                                    j += $tw0;
+                                }
+                                $(
+                                    if j + $tw <= n {
+                                        // SAFETY: as above.
+                                        unsafe { tile(j).run::<$tw>() };
+                                        j += $tw;
+                                    }
+                                )*
+                            }
+                        }
+                    }
+                }
+
+                /// Copies `h` rows (whole strips) and `kb` columns of `A` from `a` (column
+                /// stride `lda`) into `buf` strip by strip (`TALL_ROWS × kb` each), column by
+                /// column, fetching the column [`AHEAD_STRIP`] to the right.
+                ///
+                /// # Safety
+                /// The block lies inside `A`; `buf` holds `h·kb` elements.
+                #[inline(always)]
+                unsafe fn copy_block(
+                    a: *const $t,
+                    lda: usize,
+                    (h, kb): (usize, usize),
+                    buf: &mut [$t],
+                ) {
+                    for p in 0..kb {
+                        // SAFETY: column `p` of the block (the contract).
+                        let ap = unsafe { a.add(p * lda) };
+                        // A hint only: an address past the matrix is never read.
+                        let next = ap.wrapping_add(AHEAD_STRIP * lda);
+                        for l in (0..h).step_by(LINE) {
+                            let line = next.wrapping_add(l).cast::<i8>();
+                            // SAFETY: a hint; any address.
+                            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+                        }
+                        for s in 0..h / TALL_ROWS {
+                            let at = s * TALL_ROWS * kb + p * TALL_ROWS;
+                            // SAFETY: `TALL_ROWS` elements of that column.
+                            let src = unsafe { ap.add(s * TALL_ROWS) };
+                            // SAFETY: as above.
+                            let src = unsafe { std::slice::from_raw_parts(src, TALL_ROWS) };
+                            buf[at..at + TALL_ROWS].copy_from_slice(src);
+                        }
                     }
                 }
 
@@ -514,28 +587,28 @@ mod x86 {
         v4_f64, f64, "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma", __m512d, 8,
         _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd,
         _mm512_fmadd_pd, _mm512_mul_pd, _mm512_add_pd,
-        tall: 3, [8, 4, 2, 1],
+        tall: 3, [8, 4, 2, 1], copy: false,
         wide: 2, [12, 8, 4, 2, 1]
     );
     kernels!(
         v4_f32, f32, "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma", __m512, 16,
         _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps,
         _mm512_fmadd_ps, _mm512_mul_ps, _mm512_add_ps,
-        tall: 3, [8, 4, 2, 1],
+        tall: 3, [8, 4, 2, 1], copy: false,
         wide: 1, [24, 16, 8, 4, 2, 1]
     );
     kernels!(
         v3_f64, f64, "avx2,fma", __m256d, 4,
         _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd,
         _mm256_fmadd_pd, _mm256_mul_pd, _mm256_add_pd,
-        tall: 3, [4, 2, 1],
+        tall: 2, [6, 4, 2, 1], copy: true,
         wide: 2, [6, 4, 2, 1]
     );
     kernels!(
         v3_f32, f32, "avx2,fma", __m256, 8,
         _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
         _mm256_fmadd_ps, _mm256_mul_ps, _mm256_add_ps,
-        tall: 3, [4, 2, 1],
+        tall: 2, [6, 4, 2, 1], copy: true,
         wide: 2, [6, 4, 2, 1]
     );
 }
@@ -610,13 +683,22 @@ mod tests {
         took
     }
 
-    /// Tall products: every narrow width, heights around the tiles', depths, a leading
+    /// Tall products: every narrow width, heights around the tiles' and the copied blocks',
+    /// depths around the copied blocks', a leading
     /// dimension larger than the rows, `B` transposed, `alpha`, and `beta` 0 (a NaN in `C` not
     /// read), 1 and other; taken on a CPU with AVX2 or AVX-512 ([`takes_any`]).
     fn tall_products<T: KernelScalar>() {
         let fast = takes_any();
         let nt = Op::NoTrans;
-        for &(m, k) in &[(48, 8), (49, 9), (71, 64), (100, 33), (240, 64), (263, 17)] {
+        for &(m, k) in &[
+            (48, 8),
+            (49, 9),
+            (71, 64),
+            (100, 33),
+            (240, 64),
+            (263, 17),
+            (300, 150),
+        ] {
             for n in 1..=NARROW_COLS {
                 for (op_b, ldb, beta, alpha) in [
                     (nt, k, 0.0, 1.0),
@@ -729,6 +811,7 @@ mod tests {
         for (m, n, k, op_a) in [
             (100, 7, 33, Op::NoTrans),
             (48, 16, 64, Op::NoTrans),
+            (300, 16, 150, Op::NoTrans),
             (13, 40, 64, Op::Trans),
             (16, 23, 9, Op::NoTrans),
         ] {
@@ -752,7 +835,7 @@ mod tests {
             (64, 8, 16, nt, nt, Par::Threads(2)),
             (64, 8, 16, tr, nt, Par::Seq),
             (17, 40, 16, nt, nt, Par::Seq),
-            (16, cols, 16, nt, nt, Par::Seq),
+            (rows.min(16), cols, 16, nt, nt, Par::Seq),
             (16, 40, 16, nt, tr, Par::Seq),
         ] {
             let lda = if op_a == nt { m } else { k };
