@@ -38,10 +38,9 @@ use faer::{Accum, Conj};
 /// on AVX2 ones, where it ran the tall product `C(4096 × 16) += A(4096 × 64)·B(64 × 16)` of a
 /// `4096 × 2048` factor at 20–24 GFLOP/s against their 13–15, 15–19 since they copy blocks of
 /// `A` first (Zen 3: the 64 columns of a strip of `A`, 32 KiB apart, fall in one set of the
-/// caches, and fetching ahead did not
-/// help), and ScaLAPACK's 1 × 2 solves through the library ran about 1.3 times faster with
-/// OpenBLAS taking them (the kernels page of the book). Without a system BLAS they are always
-/// asked: the `gemm` crate and faer were slower still.
+/// caches, and fetching ahead did not help), and ScaLAPACK's 1 × 2 solves through the library
+/// ran about 1.3 times faster with OpenBLAS taking them (the kernels page of the book). Without
+/// a system BLAS they are always asked: the `gemm` crate and faer were slower still.
 pub(crate) fn before_system_blas() -> bool {
     isa() == Isa::V4
 }
@@ -684,9 +683,9 @@ mod tests {
     }
 
     /// Tall products: every narrow width, heights around the tiles' and the copied blocks',
-    /// depths around the copied blocks', a leading
-    /// dimension larger than the rows, `B` transposed, `alpha`, and `beta` 0 (a NaN in `C` not
-    /// read), 1 and other; taken on a CPU with AVX2 or AVX-512 ([`takes_any`]).
+    /// depths around the copied blocks', a leading dimension larger than the rows, `B`
+    /// transposed, `alpha`, and `beta` 0 (a NaN in `C` not read), 1 and other; taken on a CPU
+    /// with AVX2 or AVX-512 ([`takes_any`]).
     fn tall_products<T: KernelScalar>() {
         let fast = takes_any();
         let nt = Op::NoTrans;
