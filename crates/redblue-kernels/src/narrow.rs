@@ -300,8 +300,6 @@ mod x86 {
                 const STRIP_DEPTH: usize = 64;
                 /// Strips a tall product copies at a time.
                 const STRIPS: usize = 16;
-                /// How far ahead (columns) a tall product's copy fetches.
-                const AHEAD_STRIP: usize = 4;
                 /// The elements of a tall product's copy (none for kernels without).
                 const COPY_LEN: usize = if $copy { STRIPS * TALL_ROWS * STRIP_DEPTH } else { 0 };
 
@@ -333,9 +331,18 @@ mod x86 {
                         for p0 in (0..k).step_by(depth) {
                             let kb = depth.min(k - p0);
                             if copy {
-                                // SAFETY: rows `i0..i0 + h`, columns `p0..p0 + kb` lie inside
-                                // `A`; `buf` holds them.
-                                unsafe { copy_block(a.add(i0 + p0 * lda), lda, (h, kb), &mut buf) };
+                                // Strip by strip (`TALL_ROWS × kb` each), column by column.
+                                let x = crate::packed::Operand { ptr: a, rs: 1, cs: lda as isize };
+                                // SAFETY: rows `i0..i0 + h` (whole strips), columns
+                                // `p0..p0 + kb` lie inside `A`; `buf` holds them.
+                                unsafe {
+                                    crate::packed::pack_columns::<$t, TALL_ROWS>(
+                                        &mut buf,
+                                        x,
+                                        (i0, h / TALL_ROWS),
+                                        (p0, kb),
+                                    )
+                                };
                             }
                             for i in (i0..i0 + h).step_by(TALL_ROWS) {
                                 let (sa, slda) = if copy {
@@ -370,40 +377,6 @@ mod x86 {
                                     }
                                 )*
                             }
-                        }
-                    }
-                }
-
-                /// Copies `h` rows (whole strips) and `kb` columns of `A` from `a` (column
-                /// stride `lda`) into `buf` strip by strip (`TALL_ROWS × kb` each), column by
-                /// column, fetching the column [`AHEAD_STRIP`] to the right.
-                ///
-                /// # Safety
-                /// The block lies inside `A`; `buf` holds `h·kb` elements.
-                #[inline(always)]
-                unsafe fn copy_block(
-                    a: *const $t,
-                    lda: usize,
-                    (h, kb): (usize, usize),
-                    buf: &mut [$t],
-                ) {
-                    for p in 0..kb {
-                        // SAFETY: column `p` of the block (the contract).
-                        let ap = unsafe { a.add(p * lda) };
-                        // A hint only: an address past the matrix is never read.
-                        let next = ap.wrapping_add(AHEAD_STRIP * lda);
-                        for l in (0..h).step_by(LINE) {
-                            let line = next.wrapping_add(l).cast::<i8>();
-                            // SAFETY: a hint; any address.
-                            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
-                        }
-                        for s in 0..h / TALL_ROWS {
-                            let at = s * TALL_ROWS * kb + p * TALL_ROWS;
-                            // SAFETY: `TALL_ROWS` elements of that column.
-                            let src = unsafe { ap.add(s * TALL_ROWS) };
-                            // SAFETY: as above.
-                            let src = unsafe { std::slice::from_raw_parts(src, TALL_ROWS) };
-                            buf[at..at + TALL_ROWS].copy_from_slice(src);
                         }
                     }
                 }

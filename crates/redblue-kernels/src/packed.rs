@@ -187,10 +187,10 @@ fn split<T: KernelScalar>(
 
 /// A matrix operand as the packing reads it: its first element and strides (elements).
 #[derive(Clone, Copy)]
-struct Operand<T> {
-    ptr: *const T,
-    rs: isize,
-    cs: isize,
+pub(crate) struct Operand<T> {
+    pub(crate) ptr: *const T,
+    pub(crate) rs: isize,
+    pub(crate) cs: isize,
 }
 
 impl<T: Copy> Operand<T> {
@@ -385,11 +385,12 @@ unsafe fn pack<T: KernelScalar, const R: usize>(
 
 /// Panels `0..panels` of [`pack`] for a column-major operand (`x.rs == 1`), column by column:
 /// each step of depth reads the `panels·R` contiguous rows of one column (a stream) and asks
-/// for the same lines `PF_DIST` columns ahead.
+/// for the same lines `PF_DIST` columns ahead. The AVX2 narrow kernels copy their blocks of
+/// `A` with it too.
 ///
 /// # Safety
 /// As [`pack`]'s, with `h = panels·R`.
-unsafe fn pack_columns<T: KernelScalar, const R: usize>(
+pub(crate) unsafe fn pack_columns<T: KernelScalar, const R: usize>(
     buf: &mut [T],
     x: Operand<T>,
     (i0, panels): (usize, usize),
