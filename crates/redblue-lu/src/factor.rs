@@ -589,21 +589,36 @@ impl<T: KernelScalar> Lu<T> {
 
 /// `L10` on global `rows` (the rows of `l10`, in its order) from what the panel's `getrf` left
 /// in `below`; false, writing nothing, unless `rows` are exactly `below`'s rows (a later
-/// step's rows are fewer: what is kept from an earlier step is never taken for its).
+/// step's rows are fewer: what is kept from an earlier step is never taken for its). The rows
+/// are usually in `below`'s order (the tiles' row swaps are `getrf`'s), and then each column is
+/// one copy.
 fn copy_below<T: KernelScalar>(below: &Below<T>, rows: &[usize], l10: &mut MatMut<'_, T>) -> bool {
-    let w = l10.ncols();
-    if rows.len() != l10.nrows() || rows.len() != below.rows.len() || below.l.len() < below.ld * w {
+    let (w, m) = (l10.ncols(), rows.len());
+    if m != l10.nrows() || m != below.rows.len() || below.l.len() < below.ld * w {
         return false;
     }
-    let mut at = std::collections::HashMap::with_capacity(below.rows.len());
-    for (i, &r) in below.rows.iter().enumerate() {
-        at.insert(r, below.from + i);
+    let column = |j: usize| &below.l[j * below.ld + below.from..j * below.ld + below.from + m];
+    if rows == below.rows.as_slice() {
+        for j in 0..w {
+            l10.col_mut(j).copy_from_slice(column(j));
+        }
+        return true;
     }
-    let Some(from): Option<Vec<usize>> = rows.iter().map(|r| at.get(r).copied()).collect() else {
+    // Another order: where each of `below`'s rows sits, by global row.
+    let top = below.rows.iter().max().map_or(0, |&r| r + 1);
+    let mut at = vec![usize::MAX; top];
+    for (i, &r) in below.rows.iter().enumerate() {
+        at[r] = i;
+    }
+    let Some(from): Option<Vec<usize>> = rows
+        .iter()
+        .map(|&r| at.get(r).copied().filter(|&i| i != usize::MAX))
+        .collect()
+    else {
         return false;
     };
     for j in 0..w {
-        let src = &below.l[j * below.ld..(j + 1) * below.ld];
+        let src = column(j);
         for (dst, &i) in l10.col_mut(j).iter_mut().zip(&from) {
             *dst = src[i];
         }
@@ -742,4 +757,44 @@ pub(crate) fn u01_spread_moves(g: &Geometry, t: usize, piv: &[usize]) -> Vec<Mov
         }
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `below` for rows `rows` of a panel `from + rows.len()` tall, 2 wide: element `(i, j)` of
+    /// the factored copy is `10·i + j`.
+    fn below(rows: Vec<usize>, from: usize) -> Below<f64> {
+        let ld = from + rows.len();
+        let l = (0..2 * ld)
+            .map(|e| (10 * (e % ld) + e / ld) as f64)
+            .collect();
+        Below { rows, l, ld, from }
+    }
+
+    fn copied(below: &Below<f64>, rows: &[usize]) -> Option<Vec<f64>> {
+        let mut out = vec![-1.0; rows.len() * 2];
+        let mut view = MatMut::from_slice(&mut out, rows.len(), 2, rows.len()).unwrap();
+        copy_below(below, rows, &mut view).then_some(out)
+    }
+
+    #[test]
+    fn below_rows_are_copied_in_any_order_and_only_when_they_are_all_there() {
+        let b = below(vec![7, 3, 9], 2);
+        // The same order: rows 2, 3, 4 of the copy.
+        assert_eq!(
+            copied(&b, &[7, 3, 9]),
+            Some(vec![20., 30., 40., 21., 31., 41.])
+        );
+        // Another order.
+        assert_eq!(
+            copied(&b, &[9, 7, 3]),
+            Some(vec![40., 20., 30., 41., 21., 31.])
+        );
+        // A row that is not there, or fewer rows: nothing.
+        assert_eq!(copied(&b, &[9, 7, 4]), None);
+        assert_eq!(copied(&b, &[9, 7, 30]), None);
+        assert_eq!(copied(&b, &[9, 7]), None);
+    }
 }
