@@ -334,9 +334,16 @@ pub fn x_to_panel_moves(
 
 /// The columns of `others` each grid column holds, by grid column.
 fn cols_by_grid_column(g: &Geometry, others: &[usize]) -> Vec<Vec<usize>> {
-    let mut out = vec![Vec::new(); g.py];
-    for &j in others {
-        out[g.col_py(j)].push(j);
+    // Room for a grid column's share of whole tiles and one more: no growing on the way.
+    let room = others.len().div_ceil(g.py.max(1)) + g.v;
+    let mut out: Vec<Vec<usize>> = (0..g.py).map(|_| Vec::with_capacity(room)).collect();
+    // A run of columns in one tile at a time (the list is mostly whole tiles, every step).
+    let mut k = 0;
+    while k < others.len() {
+        let tile = others[k] / g.v * g.v..(others[k] / g.v + 1) * g.v;
+        let len = others[k..].iter().take_while(|j| tile.contains(j)).count();
+        out[g.col_py(others[k])].extend_from_slice(&others[k..k + len]);
+        k += len;
     }
     out
 }
@@ -1710,6 +1717,22 @@ mod tests {
         assert_eq!(s[3], [3, 0, 1, 4]);
         assert_eq!(s[4], [3, 0]);
         assert!(s[5].is_empty());
+    }
+
+    #[test]
+    fn columns_are_split_by_grid_column_in_their_order() {
+        // Tiles of 4 on 3 grid columns: tile b on grid column b mod 3.
+        let g = Geometry::new(40, 4, TileGrid { px: 1, py: 3, c: 1 });
+        let others = [5, 6, 7, 8, 9, 30, 31, 13, 12, 1, 2, 25, 39];
+        assert_eq!(
+            cols_by_grid_column(&g, &others),
+            [
+                vec![13, 12, 1, 2, 25, 39],
+                vec![5, 6, 7, 30, 31],
+                vec![8, 9]
+            ]
+        );
+        assert_eq!(cols_by_grid_column(&g, &[]), vec![Vec::<usize>::new(); 3]);
     }
 
     #[test]
