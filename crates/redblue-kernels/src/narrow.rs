@@ -190,50 +190,70 @@ fn narrow_with<T: KernelScalar>(
             }
         }
         Shape::Wide => {
-            let rows = kernels.wide_rows;
-            let blocks = m.div_ceil(rows);
-            // Every block of `rows` rows of `A`, a column after the other (zeros below `m`).
-            let mut packed = vec![T::zero(); blocks * rows * k];
-            for (b, block) in packed.chunks_exact_mut(rows * k).enumerate() {
-                let (r0, h) = (b * rows, rows.min(m - b * rows));
-                for (p, column) in block.chunks_exact_mut(rows).enumerate() {
-                    for (i, x) in column.iter_mut().take(h).enumerate() {
-                        *x = lhs[(r0 + i, p)];
-                    }
-                }
-            }
-            // With more than one block of rows, every block on a few tiles of columns before
-            // the next tiles: those columns of `B` come from memory once, then from L1.
-            let chunk = if blocks > 1 {
-                WIDE_CHUNK_TILES * kernels.wide_cols
-            } else {
-                n
-            };
-            for c0 in (0..n).step_by(chunk) {
-                let w = chunk.min(n - c0);
-                for (b, block) in packed.chunks_exact(rows * k).enumerate() {
-                    let (r0, h) = (b * rows, rows.min(m - b * rows));
-                    // SAFETY: `kernels` is for the running CPU's features; `block` is
-                    // `rows × k` contiguous; columns `c0..c0 + w` of `B` are `k × w` with row
-                    // stride 1 and rows `r0..r0 + h` of those columns of `C` are `h × w` with
-                    // row stride 1, live, `C` borrowed mutably.
-                    unsafe {
-                        (kernels.wide)(
-                            (h, w, k),
-                            block.as_ptr(),
-                            (rhs.subcols(c0, w).as_ptr(), csb),
-                            (dst.rb_mut().submatrix_mut(r0, c0, h, w).as_ptr_mut(), ldc),
-                            alpha,
-                            add,
-                        );
-                    }
-                }
-            }
+            // SAFETY: `kernels` is for the running CPU's features; `B` has row stride 1 and
+            // column stride `csb`, `C` row stride 1 and column stride `ldc` (checked above).
+            unsafe { wide_product(&kernels, dst, lhs, rhs, (csb, ldc), alpha, add) };
         }
     }
     #[cfg(test)]
     TAKEN.with(|t| t.set(t.get() + 1));
     true
+}
+
+/// The wide product `C = accum(C) + alpha·A·B` (`C` at most [`NARROW_COLS`] rows) with
+/// `kernels`: `A` packed a block of the kernel's rows at a time, and with more than one block,
+/// every block on a few tiles of columns before the next tiles, so that those columns of `B`
+/// come from memory once, then from L1.
+///
+/// # Safety
+/// `kernels` is for the running CPU's features; `rhs` has row stride 1 and column stride `csb`,
+/// `dst` row stride 1 and column stride `ldc`.
+unsafe fn wide_product<T: KernelScalar>(
+    kernels: &Kernels<T>,
+    mut dst: faer::MatMut<'_, T>,
+    lhs: faer::MatRef<'_, T>,
+    rhs: faer::MatRef<'_, T>,
+    (csb, ldc): (usize, usize),
+    alpha: T,
+    add: bool,
+) {
+    let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.ncols());
+    let rows = kernels.wide_rows;
+    let blocks = m.div_ceil(rows);
+    // Every block of `rows` rows of `A`, a column after the other (zeros below `m`).
+    let mut packed = vec![T::zero(); blocks * rows * k];
+    for (b, block) in packed.chunks_exact_mut(rows * k).enumerate() {
+        let (r0, h) = (b * rows, rows.min(m - b * rows));
+        for (p, column) in block.chunks_exact_mut(rows).enumerate() {
+            for (i, x) in column.iter_mut().take(h).enumerate() {
+                *x = lhs[(r0 + i, p)];
+            }
+        }
+    }
+    let chunk = if blocks > 1 {
+        WIDE_CHUNK_TILES * kernels.wide_cols
+    } else {
+        n
+    };
+    for c0 in (0..n).step_by(chunk) {
+        let w = chunk.min(n - c0);
+        for (b, block) in packed.chunks_exact(rows * k).enumerate() {
+            let (r0, h) = (b * rows, rows.min(m - b * rows));
+            // SAFETY: the contract; `block` is `rows × k` contiguous; columns `c0..c0 + w` of
+            // `B` are `k × w` with row stride 1 and rows `r0..r0 + h` of those columns of `C`
+            // are `h × w` with row stride 1, live, `C` borrowed mutably.
+            unsafe {
+                (kernels.wide)(
+                    (h, w, k),
+                    block.as_ptr(),
+                    (rhs.subcols(c0, w).as_ptr(), csb),
+                    (dst.rb_mut().submatrix_mut(r0, c0, h, w).as_ptr_mut(), ldc),
+                    alpha,
+                    add,
+                );
+            }
+        }
+    }
 }
 
 /// Implements [`Narrow`] for a real scalar with the kernels of `mod x86` named for it.
