@@ -334,7 +334,8 @@ pub fn x_to_panel_moves(
 
 /// The columns of `others` each grid column holds, by grid column.
 fn cols_by_grid_column(g: &Geometry, others: &[usize]) -> Vec<Vec<usize>> {
-    // Room for a grid column's share of whole tiles and one more: no growing on the way.
+    // Room for a grid column's share of whole tiles and one more (a list of whole tiles dealt
+    // round the grid columns, as a step's usually is, never grows it).
     let room = others.len().div_ceil(g.py.max(1)) + g.v;
     let mut out: Vec<Vec<usize>> = (0..g.py).map(|_| Vec::with_capacity(room)).collect();
     // A run of columns in one tile at a time (the list is mostly whole tiles, every step).
