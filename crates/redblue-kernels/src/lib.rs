@@ -47,6 +47,7 @@ mod par;
 pub mod reference;
 mod scalar;
 mod simd;
+mod space;
 mod system;
 mod triangle;
 mod trsm;
