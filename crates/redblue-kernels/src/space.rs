@@ -2,12 +2,13 @@
 //! them (Linux, transparent huge pages in `madvise` or `always` mode), ordinary pages otherwise.
 //!
 //! Why: the packed panels are read again and again from the second-level cache, which is indexed
-//! by physical address. On 4 KiB pages a few MiB of packing space lands on whatever frames the
-//! system hands out, so some cache sets get more of the panel than they have ways and others
-//! less; which, and how badly, changes from process to process. Two processes doing the same
-//! multiply-adds then ran 2–10 % apart in the product kernel (`pdpotrf_` on `1 × 2`, Zen 3), and
-//! the faster one waited for the slower. A huge page is physically contiguous: a panel of up to
-//! 2 MiB covers the sets evenly, in every process alike.
+//! by physical address. On 4 KiB pages the packing space lands on whatever frames the system
+//! hands out, so some cache sets get more of a panel than they have ways and others less, and
+//! which changes from process to process; a huge page is physically contiguous, so a panel of
+//! up to 2 MiB covers the sets evenly (and needs one translation entry). Measured on Zen 3,
+//! alternated with the 4 KiB space: `pdpotrf_` (`N = 4096`, `1 × 2`) 4–10 % faster, `pdgetrf_`
+//! 2–8 %. The two processes of `pdpotrf_` still differ in the product kernel in some runs
+//! (the caller's own array is on 4 KiB pages).
 
 use std::ptr::NonNull;
 
