@@ -22,14 +22,14 @@ use redblue_comm::volume::Tally;
 use redblue_comm::Communicator;
 use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Diag, Op, Scalar, Side, Uplo};
-use redblue_dist::exchange::exchange_cols_into;
+use redblue_dist::exchange::{exchange_cols_into, Move};
 use redblue_kernels::{
     gemm, gemmt, max_abs_finite, potrf, trsm, KernelError, KernelScalar, MatMut, MatRef, Par,
 };
 use redblue_pipeline::steps::{count_transpose, transpose_moves, PanelHome};
 use redblue_pipeline::{
-    mark_positions, scatter_runs, Diagonal, Geometry, Panel, PanelBlock, Scan, Shares, State, Step,
-    StepModel, StepSizes, TileAlgorithm, Tiles,
+    copy_spans, mark_positions, scatter_runs, spans_between, Diagonal, Geometry, Panel, PanelBlock,
+    Scan, Shares, State, Step, StepModel, StepSizes, TileAlgorithm, Tiles,
 };
 use std::ops::Range;
 
@@ -409,9 +409,24 @@ impl<T: KernelScalar> TileAlgorithm<T> for Chox<T> {
         };
         mark_positions(&mut st.pos[1], &step.my_rows);
         mark_positions(&mut st.pos[2], &step.my_cols);
-        let moves = transpose_moves(&st.g, step.t, &step.rest);
+        // A rank's moves to itself are copied here, the spans of their rows found once for
+        // all their columns (on a `1 × P` grid that is all of them); the others exchanged.
+        let (own, moves): (Vec<Move>, Vec<Move>) = transpose_moves(&st.g, step.t, &step.rest)
+            .into_iter()
+            .partition(|m| m.from == m.to);
         let st = &*st;
         let pos_cols = &st.pos[2];
+        for m in own.iter().filter(|m| m.from == comm.rank()) {
+            let Some(&first) = m.cols.first() else {
+                continue;
+            };
+            let src_pos = st.l10_column(step, panel, first).1;
+            let spans = spans_between(&m.rows, |r| src_pos[r], |r| pos_cols[r]);
+            for &j in &m.cols {
+                let at = (off + j - start) * ld + from;
+                copy_spans(&mut l[at..at + nc], st.l10_column(step, panel, j).0, &spans);
+            }
+        }
         exchange_cols_into(
             comm,
             &moves,

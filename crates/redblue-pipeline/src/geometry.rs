@@ -302,6 +302,47 @@ fn each_run(rows: &[usize], at: &impl Fn(usize) -> usize, mut f: impl FnMut(usiz
     }
 }
 
+/// A span of consecutive positions both where it is read and where it is written
+/// ([`spans_between`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The first position read.
+    pub src: usize,
+    /// The first position written.
+    pub dst: usize,
+    /// How many.
+    pub len: usize,
+}
+
+/// The maximal spans of `rows` whose positions are consecutive both at `src(row)` and at
+/// `dst(row)`: a copy of the same rows of many columns finds them once ([`copy_spans`]).
+pub fn spans_between(
+    rows: &[usize],
+    src: impl Fn(usize) -> usize,
+    dst: impl Fn(usize) -> usize,
+) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    for &r in rows {
+        let (s, d) = (src(r), dst(r));
+        match spans.last_mut() {
+            Some(span) if span.src + span.len == s && span.dst + span.len == d => span.len += 1,
+            _ => spans.push(Span {
+                src: s,
+                dst: d,
+                len: 1,
+            }),
+        }
+    }
+    spans
+}
+
+/// Copies `src[span.src..][..span.len]` to `dst[span.dst..][..span.len]` for every span.
+pub fn copy_spans<T: Copy>(dst: &mut [T], src: &[T], spans: &[Span]) {
+    for span in spans {
+        dst[span.dst..span.dst + span.len].copy_from_slice(&src[span.src..span.src + span.len]);
+    }
+}
+
 /// One layer's tiles on one rank: the ScaLAPACK local array of [`Geometry::layer_layout`]
 /// (column-major, rows and columns ascending in global order), in a buffer of their own or in
 /// the caller's array ([`Storage`]).
@@ -518,6 +559,13 @@ impl<'a, T: Copy> Tiles<'a, T> {
         gather_runs(column, rows, |r| self.row_pos[r], out);
     }
 
+    /// Global column `j` (held here), `ld()` elements, and the local position of every global
+    /// row held (what [`Tiles::gather_rows`] reads by).
+    pub fn column_and_rows(&self, j: usize) -> (&[T], &[usize]) {
+        let ld = self.ld();
+        (&self.data[self.col_pos[j] * ld..][..ld], &self.row_pos)
+    }
+
     /// Subtracts `vals` from the elements of global rows `rows` (held here) of global column
     /// `j` (held here), a run of neighbouring local rows at a time.
     pub fn sub_rows(&mut self, j: usize, rows: &[usize], vals: &[T])
@@ -673,6 +721,30 @@ fn cyclic_owner(g: usize, v: usize, p: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_break_where_either_side_stops_being_consecutive() {
+        // Rows 10..14 at source positions 0..4 and destinations 5, 6, 7, 20: the destination
+        // breaks after three; row 30 lies apart at both.
+        let rows = [10, 11, 12, 13, 30];
+        let src = |r: usize| if r == 30 { 9 } else { r - 10 };
+        let dst = |r: usize| match r {
+            13 => 20,
+            30 => 2,
+            _ => r - 5,
+        };
+        let spans = spans_between(&rows, src, dst);
+        let span = |src, dst, len| Span { src, dst, len };
+        assert_eq!(spans, [span(0, 5, 3), span(3, 20, 1), span(9, 2, 1)]);
+        let source: Vec<f64> = (0..10).map(|x| x as f64).collect();
+        let mut out = vec![-1.0; 21];
+        copy_spans(&mut out, &source, &spans);
+        for &r in &rows {
+            assert_eq!(out[dst(r)], source[src(r)]);
+        }
+        assert_eq!(out.iter().filter(|&&x| x == -1.0).count(), 21 - rows.len());
+        assert!(spans_between(&[], src, dst).is_empty());
+    }
 
     #[test]
     fn a_cyclic_owner_is_the_block_index_modulo_the_owners() {

@@ -34,8 +34,8 @@ mod storage;
 pub use factors::TileFactors;
 pub use gather::Shares;
 pub use geometry::{
-    gather_runs, grid_of_layout, mark_positions, part, scatter_runs, Geometry, RowPositions,
-    RowsByGridRow, Tiles,
+    copy_spans, gather_runs, grid_of_layout, mark_positions, part, scatter_runs, spans_between,
+    Geometry, RowPositions, RowsByGridRow, Span, Tiles,
 };
 pub use grid::{
     choose_grid, choose_width, estimated_words, leading_words, plan_grid, widths, GridError,

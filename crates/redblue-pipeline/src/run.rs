@@ -456,6 +456,23 @@ impl<'a, T: KernelScalar> State<'a, T> {
         }
     }
 
+    /// `L10`'s column `col` on my active rows as stored here, and the position in it of each
+    /// of my active rows (`pos[1]` marks `my_rows`): what [`State::l10_rows`] gathers from.
+    pub fn l10_column<'s>(
+        &'s self,
+        step: &Step,
+        panel: &'s Panel<T>,
+        col: usize,
+    ) -> (&'s [T], &'s [usize]) {
+        if self.l10_in_tiles(step) {
+            self.tiles.column_and_rows(col)
+        } else {
+            let mr = step.my_rows.len();
+            let at = (col - step.panel.start - step.share.start) * mr;
+            (&panel.share[at..at + mr], &self.pos[1])
+        }
+    }
+
     /// Steps 4, 6 and 7a: the panel's rows below the block to their 1D pieces, solved, and
     /// spread to the layers' shares on every rank of their grid row — or, on the panel's grid
     /// column, solved in place and broadcast along the grid rows.
