@@ -310,7 +310,7 @@ thread_local! {
     /// MiB per call cost page faults, the kernel zeroing each page (8–15 % of the samples of a
     /// 2-rank Cholesky at `N = 4096`, three factorisations and their setup; none with the
     /// space kept). At most `(MC + NC)·KC` f64, 4.2 MiB, per thread, on huge pages where the
-    /// system grants them ([`Space`]: `pdpotrf_` 1–11 % faster on Zen 3).
+    /// system grants them ([`Space`]: `pdpotrf_` 4–10 % faster on Zen 3).
     static SPACE: std::cell::Cell<Space> = std::cell::Cell::new(Space::default());
 }
 
