@@ -554,9 +554,8 @@ impl<'a, T: Copy> Tiles<'a, T> {
     /// Copies the elements of global rows `rows` (held here) of global column `j` (held here)
     /// into `out`, a run of neighbouring local rows at a time.
     pub fn gather_rows(&self, j: usize, rows: &[usize], out: &mut [T]) {
-        let ld = self.ld();
-        let column = &self.data[self.col_pos[j] * ld..][..ld];
-        gather_runs(column, rows, |r| self.row_pos[r], out);
+        let (column, row_pos) = self.column_and_rows(j);
+        gather_runs(column, rows, |r| row_pos[r], out);
     }
 
     /// Global column `j` (held here), `ld()` elements, and the local position of every global

@@ -447,13 +447,8 @@ impl<'a, T: KernelScalar> State<'a, T> {
         rows: &[usize],
         out: &mut [T],
     ) {
-        if self.l10_in_tiles(step) {
-            self.tiles.gather_rows(col, rows, out);
-        } else {
-            let mr = step.my_rows.len();
-            let at = (col - step.panel.start - step.share.start) * mr;
-            gather_runs(&panel.share[at..at + mr], rows, |r| self.pos[1][r], out);
-        }
+        let (column, pos) = self.l10_column(step, panel, col);
+        gather_runs(column, rows, |r| pos[r], out);
     }
 
     /// `L10`'s column `col` on my active rows as stored here, and the position in it of each
