@@ -8,9 +8,11 @@
 //! - step 7b: the `U` side is `L10ᴴ`: every rank `(x, y, z)` takes the rows `j` of `L10` of
 //!   its tile columns, its layer's share of the panel columns, from a rank of grid row
 //!   `row_px(j)` that holds them after step 7a ([`transpose_moves`]) — nothing is reduced;
-//! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`,
-//!   a one-triangle product (`gemmt`) on each diagonal tile, a `gemm` below it within a chunk
-//!   of four tile columns and one `gemm` for the rows below the chunk — half of LU's flops; on
+//! - step 8: the update of the lower triangle of the layer's copy only, `A11 −= L10·L10ᴴ`
+//!   (half of LU's flops): one product on the entries at or below the diagonal where the
+//!   kernels' packed products run ([`gemm_lower_labelled`], the rows of `L10` packed once);
+//!   elsewhere a one-triangle product (`gemmt`) on each diagonal tile, a `gemm` below it within
+//!   a chunk of four tile columns and one `gemm` for the rows below the chunk; on
 //!   `P×1×1` and `1×P×1` grids the update right of the next panel waits a step and is then
 //!   done for two panels at once ([`update_waits`](redblue_pipeline::TileGrid::update_waits)).
 //!
@@ -24,7 +26,8 @@ use redblue_core::pool::{recycle, take_buffer};
 use redblue_core::{Diag, Op, Scalar, Side, Uplo};
 use redblue_dist::exchange::{exchange_cols_into, Move};
 use redblue_kernels::{
-    gemm, gemmt, max_abs_finite, potrf, trsm, KernelError, KernelScalar, MatMut, MatRef, Par,
+    gemm, gemm_lower_labelled, gemmt, max_abs_finite, potrf, trsm, KernelError, KernelScalar,
+    MatMut, MatRef, Par,
 };
 use redblue_pipeline::steps::{count_transpose, transpose_moves, PanelHome};
 use redblue_pipeline::{
@@ -205,7 +208,23 @@ fn update_lower<T: KernelScalar>(
         from: a_start,
     } = c;
     let minus = T::zero() - T::one();
-    // In chunks of `CHUNK_TILES` tile columns: the rows below a chunk's last tile are one
+    if cols.is_empty() || mr == 0 {
+        return Ok(());
+    }
+    // Where the kernels' packed products run: one product for all the columns, the rows of
+    // `l10` packed once.
+    let c = MatMut::from_slice(
+        &mut tiles_right[cols.start * ld + a_start..],
+        mr,
+        cols.len(),
+        ld,
+    )?;
+    let b = l_cols.submatrix(cols.start, 0, cols.len(), ks);
+    let labels = (&step.my_rows[..], &step.my_cols[cols.clone()]);
+    if gemm_lower_labelled(minus, l10, b, c, labels, par)? {
+        return Ok(());
+    }
+    // Elsewhere in chunks of `CHUNK_TILES` tile columns: the rows below a chunk's last tile are one
     // product (the panel's rows are packed once per chunk, not once per tile column); the
     // rows within the chunk's own tile rows go tile column by tile column (the rows at or
     // below the diagonal are a suffix of mine).

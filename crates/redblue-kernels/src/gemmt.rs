@@ -91,6 +91,61 @@ pub fn gemmt<T: KernelScalar>(
     Ok(())
 }
 
+/// The lower part of a product on labelled rows and columns: `C[i, k] += alpha·(A·Bᴴ)[i, k]`
+/// for every entry with `rows[i] >= cols[k]`, where `C` holds the rows `rows` and the columns
+/// `cols` (both ascending) of a larger matrix — a trailing update's lower triangle on a
+/// rank's tiles, whatever rows and columns they are. `A` is `m × k`, `B` is `n × k`.
+///
+/// Done, and `true`, where the crate's packed kernels run: f32 and f64 on an AVX2 CPU without
+/// AVX-512, no system BLAS active, one thread. Elsewhere, or when the labels do not ascend,
+/// `false` and `C` untouched: the caller then takes its own path (products per block of
+/// columns). Unlike such a path, `A`'s rows are packed once for all the columns.
+///
+/// # Errors
+/// [`KernelError::ShapeMismatch`] if the shapes or the labels' lengths do not fit; `C` is not
+/// touched then.
+pub fn gemm_lower_labelled<T: KernelScalar>(
+    alpha: T,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    c: MatMut<'_, T>,
+    (rows, cols): (&[usize], &[usize]),
+    par: Par,
+) -> Result<bool, KernelError> {
+    const NAME: &str = "gemm_lower_labelled";
+    let (m, n, _) = product_dims(
+        NAME,
+        a.shape(),
+        Op::NoTrans,
+        b.shape(),
+        Op::ConjTrans,
+        c.shape(),
+    )?;
+    for (operand, labels, len) in [("rows", rows, m), ("cols", cols, n)] {
+        if labels.len() != len {
+            return Err(KernelError::ShapeMismatch {
+                kernel: NAME,
+                operand,
+                expected: (len, 1),
+                found: (labels.len(), 1),
+            });
+        }
+    }
+    // Real scalars only take it (their packed kernels do not conjugate `B`).
+    if T::IS_COMPLEX || !rows.is_sorted() || !cols.is_sorted() {
+        return Ok(false);
+    }
+    let rhs = op_view(b.to_faer(), Op::ConjTrans).0;
+    Ok(T::packed_lower(
+        c.into_faer(),
+        a.to_faer(),
+        rhs,
+        alpha,
+        (rows, cols),
+        par,
+    ))
+}
+
 /// The core of [`gemmt`] on faer views, for kernels that work on faer views (Cholesky's
 /// trailing update): the `uplo` triangle of the square `dst` becomes
 /// `accum(dst) + alpha·lhs·rhs`, with each operand conjugated if its flag says so. No shape

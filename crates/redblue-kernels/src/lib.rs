@@ -56,7 +56,7 @@ mod view;
 pub use cholesky::{potrf, potrf_with_leaf, POTRF_LEAF};
 pub use error::KernelError;
 pub use gemm::gemm;
-pub use gemmt::gemmt;
+pub use gemmt::{gemm_lower_labelled, gemmt};
 pub use lu::{getrf, laswp, Direction, LuInfo, LuPivots};
 pub use norms::{max_abs_finite, norm_fro, norm_inf, norm_max, norm_one};
 pub use par::Par;

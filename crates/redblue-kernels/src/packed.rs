@@ -49,6 +49,22 @@ pub trait Packed: Sized {
     ) -> bool {
         false
     }
+
+    /// `dst[i, k] += alpha·(lhs·rhs)[i, k]` where `rows[i] >= cols[k]` ([`lower_product`])
+    /// when this scalar has packed kernels that go first on the running CPU, no system BLAS
+    /// is active and `par` is one thread; `false` (nothing written) otherwise. Callers have
+    /// checked the shapes and that `rows` and `cols` ascend.
+    #[allow(unused_variables)]
+    fn packed_lower(
+        dst: faer::MatMut<'_, Self>,
+        lhs: faer::MatRef<'_, Self>,
+        rhs: faer::MatRef<'_, Self>,
+        alpha: Self,
+        labels: (&[usize], &[usize]),
+        par: Par,
+    ) -> bool {
+        false
+    }
 }
 
 impl Packed for redblue_core::Complex<f32> {}
@@ -90,6 +106,21 @@ macro_rules! packed_for {
                 isa() == Isa::V3
                     && kernel_of!($micro)
                         .is_some_and(|k| product_with(k, dst, accum, lhs, rhs, alpha, par))
+            }
+
+            fn packed_lower(
+                dst: faer::MatMut<'_, $t>,
+                lhs: faer::MatRef<'_, $t>,
+                rhs: faer::MatRef<'_, $t>,
+                alpha: $t,
+                labels: (&[usize], &[usize]),
+                par: Par,
+            ) -> bool {
+                isa() == Isa::V3
+                    && par.degree() == 1
+                    && !crate::system::system_blas_active()
+                    && kernel_of!($micro)
+                        .is_some_and(|k| lower_product(k, dst, lhs, rhs, alpha, labels))
             }
         }
     };
@@ -297,6 +328,121 @@ unsafe fn blocks<T: KernelScalar>(
                         for ii in 0..rows {
                             let (x, y) = (c.add(ii + jj * ldc), tile[ii + jj * mr]);
                             *x = if add { *x + y } else { y };
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `dst[i, k] += alpha·(lhs·rhs)[i, k]` for the entries with `rows[i] >= cols[k]`, on this
+/// thread: the lower triangle of a matrix whose rows `rows` and columns `cols` (both
+/// ascending) `dst` holds. Like [`product`], except that a block of `A`'s rows is packed only
+/// from the first row at or below the block of `B`'s first column, and multiplied only with
+/// the columns at or left of its last row; tiles across the diagonal go through a buffer and
+/// only their lower entries are added. `false` (nothing written) when `dst`'s rows are not
+/// contiguous.
+fn lower_product<T: KernelScalar>(
+    kernel: Kernel<T>,
+    dst: faer::MatMut<'_, T>,
+    lhs: faer::MatRef<'_, T>,
+    rhs: faer::MatRef<'_, T>,
+    alpha: T,
+    (rows, cols): (&[usize], &[usize]),
+) -> bool {
+    let (m, n, k) = (dst.nrows(), dst.ncols(), lhs.ncols());
+    debug_assert!(rows.len() == m && cols.len() == n);
+    if (m > 1 && dst.row_stride() != 1) || (n > 1 && dst.col_stride() < 0) {
+        return false;
+    }
+    if m == 0 || n == 0 || k == 0 {
+        return true;
+    }
+    let (a, b) = (Operand::of(lhs), Operand::of(rhs));
+    let c = (dst.as_ptr_mut(), dst.col_stride().unsigned_abs());
+    let (mc, kc, nc) = (
+        block(m, MC, kernel.mr),
+        block(k, KC, 1),
+        block(n, NC, kernel.nr),
+    );
+    with_space::<T, _>((mc + nc) * kc, |space| {
+        let (packed_a, packed_b) = space.split_at_mut(mc * kc);
+        for j0 in (0..n).step_by(nc) {
+            let w = nc.min(n - j0);
+            // My rows at or below the block's first column (a suffix: `rows` ascends).
+            let first = rows.partition_point(|&r| r < cols[j0]);
+            if first == m {
+                break;
+            }
+            for p0 in (0..k).step_by(kc) {
+                let depth = kc.min(k - p0);
+                // SAFETY: as in `product`.
+                unsafe { (kernel.pack_b)(packed_b, b.transposed(), (j0, w), (p0, depth)) };
+                for i0 in (first..m).step_by(mc) {
+                    let h = mc.min(m - i0);
+                    // The block's columns at or left of its last row: a prefix.
+                    let wc = cols[j0..j0 + w].partition_point(|&q| q <= rows[i0 + h - 1]);
+                    // SAFETY: as in `product`.
+                    unsafe { (kernel.pack_a)(packed_a, a, (i0, h), (p0, depth)) };
+                    let c = (unsafe { c.0.add(i0 + j0 * c.1) }, c.1);
+                    let labels = (&rows[i0..i0 + h], &cols[j0..j0 + wc]);
+                    // SAFETY: as in `product`, for the block's first `wc ≤ w` columns.
+                    unsafe {
+                        lower_blocks(
+                            kernel,
+                            (packed_a, packed_b),
+                            (h, wc, depth),
+                            c,
+                            alpha,
+                            labels,
+                        )
+                    };
+                }
+            }
+        }
+    });
+    true
+}
+
+/// [`blocks`] adding only the entries with `rows[i] >= cols[j]` of the `h × w` block (`rows`
+/// and `cols` its labels, ascending): tiles wholly below the diagonal straight into `C`,
+/// tiles across it through a buffer, tiles above it skipped.
+///
+/// # Safety
+/// As [`blocks`]'s.
+unsafe fn lower_blocks<T: KernelScalar>(
+    kernel: Kernel<T>,
+    (packed_a, packed_b): (&[T], &[T]),
+    (h, w, depth): (usize, usize, usize),
+    (c, ldc): (*mut T, usize),
+    alpha: T,
+    (rows, cols): (&[usize], &[usize]),
+) {
+    let (mr, nr) = (kernel.mr, kernel.nr);
+    let mut tile = [T::zero(); MAX_TILE];
+    let panels_b = packed_b.chunks_exact(nr * depth).take(w.div_ceil(nr));
+    for (t, panel_b) in panels_b.enumerate() {
+        let tile_cols = &cols[t * nr..(t * nr + nr).min(w)];
+        // The first panel of `A` with a row at or below the tile's first column.
+        let s0 = rows.partition_point(|&r| r < tile_cols[0]) / mr;
+        let panels_a = packed_a.chunks_exact(mr * depth).take(h.div_ceil(mr));
+        for (s, panel_a) in panels_a.enumerate().skip(s0) {
+            let tile_rows = &rows[s * mr..(s * mr + mr).min(h)];
+            let (a, b) = (panel_a.as_ptr(), panel_b.as_ptr());
+            let whole =
+                tile_rows.len() == mr && tile_cols.len() == nr && tile_rows[0] >= tile_cols[nr - 1];
+            // SAFETY: as in `blocks`; only entries inside the block are written.
+            unsafe {
+                let c = c.add(s * mr + t * nr * ldc);
+                if whole {
+                    (kernel.micro)(depth, a, b, c, ldc, alpha, true);
+                } else {
+                    (kernel.micro)(depth, a, b, tile.as_mut_ptr(), mr, alpha, false);
+                    for (jj, &q) in tile_cols.iter().enumerate() {
+                        for (ii, _) in tile_rows.iter().enumerate().filter(|&(_, &r)| r >= q) {
+                            let x = c.add(ii + jj * ldc);
+                            *x += tile[ii + jj * mr];
                         }
                     }
                 }
@@ -527,7 +673,7 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{gemm, reference, Mat, MatRef};
+    use crate::{gemm, gemm_lower_labelled, reference, KernelError, Mat, MatRef};
     use redblue_core::{Op, RealScalar, Scalar};
 
     fn value<T: Scalar>(i: usize, j: usize, s: f64) -> T {
@@ -657,6 +803,153 @@ mod tests {
         if let Some(kernel) = kernel_of!(f32_16x6).filter(|_| isa() != Isa::Base) {
             products::<f32>(kernel);
         }
+    }
+
+    /// Rows and columns of a larger matrix, ascending with gaps: `len` labels from `start`,
+    /// every third one skipped, every fifth one a tile apart from the one before.
+    fn labels(start: usize, len: usize) -> Vec<usize> {
+        let mut next = start;
+        (0..len)
+            .map(|x| {
+                next += 1 + usize::from(x % 3 == 0) + if x % 5 == 4 { 8 } else { 0 };
+                next
+            })
+            .collect()
+    }
+
+    /// `C += alpha·A·Bᵀ` on the entries with `rows[i] >= cols[k]` by the packed kernel (called
+    /// directly), against the reference product added entry by entry; every other entry of
+    /// `C` as it was. `A` and `B` stored with leading dimensions above their rows.
+    fn check_lower<T: KernelScalar>(
+        kernel: Kernel<T>,
+        (m, n, k): (usize, usize, usize),
+        (rows, cols): (&[usize], &[usize]),
+    ) {
+        let (lda, ldb) = (m + 3, n + 1);
+        let a_data: Vec<T> = (0..lda * k).map(|x| value(x % lda, x / lda, 0.1)).collect();
+        let b_data: Vec<T> = (0..ldb * k).map(|x| value(x % ldb, x / ldb, 0.7)).collect();
+        let a = MatRef::from_slice(&a_data, m, k, lda).unwrap();
+        let b = MatRef::from_slice(&b_data, n, k, ldb).unwrap();
+        let alpha = T::from_f64_parts(-1.0, 0.0);
+        let start = |i, j| value::<T>(i, j, 0.3);
+        let mut full = Mat::<T>::zeros(m, n);
+        reference::gemm(
+            alpha,
+            a,
+            Op::NoTrans,
+            b,
+            Op::Trans,
+            T::zero(),
+            full.as_mut(),
+        )
+        .unwrap();
+        let mut c = Mat::from_fn(m, n, start);
+        let rhs = b.to_faer().transpose();
+        assert!(lower_product(
+            kernel,
+            c.as_mut().into_faer(),
+            a.to_faer(),
+            rhs,
+            alpha,
+            (rows, cols)
+        ));
+        for j in 0..n {
+            for i in 0..m {
+                let want = start(i, j)
+                    + if rows[i] >= cols[j] {
+                        full[(i, j)]
+                    } else {
+                        T::zero()
+                    };
+                let (x, tol) = (
+                    c[(i, j)],
+                    64.0 * k as f64 * <T as Scalar>::epsilon().to_f64(),
+                );
+                assert!(
+                    Scalar::abs(x - want).to_f64() <= tol * (1.0 + want.abs().to_f64()),
+                    "{m}×{n}×{k} ({i}, {j}) rows {} cols {}: {x:?} against {want:?}",
+                    rows[i],
+                    cols[j]
+                );
+            }
+        }
+    }
+
+    /// Labelled lower products across tiles, blocks of rows and of depth, and more columns
+    /// than `NC`: rows from above the first column (skipped), the same labels on both sides
+    /// (a square triangle), columns past the last row (never added).
+    fn lower_products<T: KernelScalar>(kernel: Kernel<T>) {
+        let square = labels(0, 2 * MC + 5);
+        for (m, n, k, rows, cols) in [
+            (1, 1, 1, vec![3], vec![3]),
+            (
+                kernel.mr + 3,
+                kernel.nr + 2,
+                5,
+                labels(0, kernel.mr + 3),
+                labels(2, kernel.nr + 2),
+            ),
+            (2 * MC + 5, 2 * MC + 5, KC + 9, square.clone(), square),
+            (MC + 7, 40, 17, labels(100, MC + 7), labels(20, 40)),
+            (30, 50, 3, labels(0, 30), labels(10, 50)),
+            (9, NC + 13, 2, labels(NC + 40, 9), labels(0, NC + 13)),
+        ] {
+            check_lower::<T>(kernel, (m, n, k), (&rows, &cols));
+        }
+    }
+
+    #[test]
+    fn f64_lower_products() {
+        if let Some(kernel) = kernel_of!(f64_8x6).filter(|_| isa() != Isa::Base) {
+            lower_products::<f64>(kernel);
+        }
+    }
+
+    #[test]
+    fn f32_lower_products() {
+        if let Some(kernel) = kernel_of!(f32_16x6).filter(|_| isa() != Isa::Base) {
+            lower_products::<f32>(kernel);
+        }
+    }
+
+    /// Through `gemm_lower_labelled`: taken exactly where the packed products are, on one
+    /// thread, for ascending labels; the labels' lengths checked.
+    #[test]
+    fn labelled_lower_product_is_taken_on_avx2_only() {
+        fn took<T: KernelScalar>(rows: &[usize], par: Par) -> bool {
+            let a = Mat::<T>::from_fn(rows.len(), 4, |i, j| value(i, j, 0.1));
+            let b = Mat::<T>::from_fn(3, 4, |i, j| value(i, j, 0.2));
+            let mut c = Mat::<T>::zeros(rows.len(), 3);
+            let one = T::one();
+            let labels = (rows, &[0, 1, 2][..]);
+            let taken = gemm_lower_labelled(one, a.as_ref(), b.as_ref(), c.as_mut(), labels, par);
+            let untouched = (0..rows.len()).all(|i| (0..3).all(|j| c[(i, j)] == T::zero()));
+            assert_eq!(taken.unwrap(), !untouched);
+            !untouched
+        }
+        let expected = isa() == Isa::V3 && !crate::system::system_blas_active();
+        assert_eq!(took::<f64>(&[0, 1, 2, 3], Par::Seq), expected);
+        assert_eq!(took::<f32>(&[0, 1, 2, 3], Par::Seq), expected);
+        assert!(!took::<f64>(&[0, 2, 1, 3], Par::Seq));
+        assert!(!took::<f64>(&[0, 1, 2, 3], Par::Threads(2)));
+        assert!(!took::<redblue_core::Complex<f64>>(&[0, 1, 2, 3], Par::Seq));
+        let (a, b) = (Mat::<f64>::zeros(4, 2), Mat::<f64>::zeros(3, 2));
+        let mut c = Mat::<f64>::zeros(4, 3);
+        let short = gemm_lower_labelled(
+            1.0,
+            a.as_ref(),
+            b.as_ref(),
+            c.as_mut(),
+            (&[0, 1, 2], &[0, 1, 2]),
+            Par::Seq,
+        );
+        assert!(matches!(
+            short,
+            Err(KernelError::ShapeMismatch {
+                operand: "rows",
+                ..
+            })
+        ));
     }
 
     /// Through `gemm`: a large real product takes the packed kernels exactly on AVX2 CPUs
