@@ -438,11 +438,23 @@ unsafe fn lower_blocks<T: KernelScalar>(
                 if whole {
                     (kernel.micro)(depth, a, b, c, ldc, alpha, true);
                 } else {
+                    // The tile's lines of `C` asked for while the kernel runs (it asks for the
+                    // buffer's).
+                    #[cfg(target_arch = "x86_64")]
+                    for jj in 0..tile_cols.len() {
+                        let col = c.add(jj * ldc);
+                        for at in [col, col.add(tile_rows.len() - 1)] {
+                            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                            _mm_prefetch::<_MM_HINT_T0>(at.cast());
+                        }
+                    }
                     (kernel.micro)(depth, a, b, tile.as_mut_ptr(), mr, alpha, false);
                     for (jj, &q) in tile_cols.iter().enumerate() {
-                        for (ii, _) in tile_rows.iter().enumerate().filter(|&(_, &r)| r >= q) {
-                            let x = c.add(ii + jj * ldc);
-                            *x += tile[ii + jj * mr];
+                        // The rows at or below column `q`: a suffix.
+                        let from = tile_rows.partition_point(|&r| r < q);
+                        let col = &tile[jj * mr..jj * mr + tile_rows.len()];
+                        for (ii, &y) in col.iter().enumerate().skip(from) {
+                            *c.add(ii + jj * ldc) += y;
                         }
                     }
                 }
