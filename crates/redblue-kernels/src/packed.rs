@@ -244,6 +244,73 @@ impl<T: Copy> Operand<T> {
     }
 }
 
+/// One block of Goto's loops ([`packed_loops`]): rows `i0..i0 + h` of `C`, the first `w` of
+/// its columns from `j0`, steps `p0..p0 + depth` of the product.
+#[derive(Clone, Copy)]
+struct Block {
+    i0: usize,
+    h: usize,
+    j0: usize,
+    w: usize,
+    p0: usize,
+    depth: usize,
+}
+
+/// Goto's loops of a product `C(m × n) (+)= A·B` on this thread, in this thread's packing
+/// space: blocks of `B`'s columns and of the depth packed into panels, then, for each, blocks
+/// of `A`'s rows from row `rows_from(j0)` on, each handed to `tiles` with both panels and the
+/// number of the block's columns it needs (`cols_upto(i0, h, j0, w)`). Blocks are cut equal: a
+/// product of 2050 columns packs two blocks of 1025, not 2048 and 2.
+///
+/// # Safety
+/// `a` and `b` are the operands of a live `m × k` and `k × n` matrix.
+unsafe fn packed_loops<T: KernelScalar>(
+    kernel: Kernel<T>,
+    (a, b): (Operand<T>, Operand<T>),
+    (m, n, k): (usize, usize, usize),
+    rows_from: impl Fn(usize) -> usize,
+    cols_upto: impl Fn(usize, usize, usize, usize) -> usize,
+    mut tiles: impl FnMut((&[T], &[T]), Block),
+) {
+    let (mc, kc, nc) = (
+        block(m, MC, kernel.mr),
+        block(k, KC, 1),
+        block(n, NC, kernel.nr),
+    );
+    with_space::<T, _>((mc + nc) * kc, |space| {
+        let (packed_a, packed_b) = space.split_at_mut(mc * kc);
+        for j0 in (0..n).step_by(nc) {
+            let w = nc.min(n - j0);
+            let first = rows_from(j0);
+            if first >= m {
+                continue;
+            }
+            for p0 in (0..k).step_by(kc) {
+                let depth = kc.min(k - p0);
+                // SAFETY: rows `p0..p0 + depth` and columns `j0..j0 + w` lie inside `B`, and
+                // `packed_b` holds `nc·kc` elements.
+                unsafe { (kernel.pack_b)(packed_b, b.transposed(), (j0, w), (p0, depth)) };
+                for i0 in (first..m).step_by(mc) {
+                    let h = mc.min(m - i0);
+                    // SAFETY: rows `i0..i0 + h` and columns `p0..p0 + depth` lie inside `A`,
+                    // and `packed_a` holds `mc·kc` elements.
+                    unsafe { (kernel.pack_a)(packed_a, a, (i0, h), (p0, depth)) };
+                    let w = cols_upto(i0, h, j0, w);
+                    let blk = Block {
+                        i0,
+                        h,
+                        j0,
+                        w,
+                        p0,
+                        depth,
+                    };
+                    tiles((packed_a, packed_b), blk);
+                }
+            }
+        }
+    });
+}
+
 /// `dst = accum(dst) + alpha·lhs·rhs` on this thread, `dst` with row stride 1 (or one row).
 fn product<T: KernelScalar>(
     kernel: Kernel<T>,
@@ -257,37 +324,19 @@ fn product<T: KernelScalar>(
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    let (a, b) = (Operand::of(lhs), Operand::of(rhs));
     let c = (dst.as_ptr_mut(), dst.col_stride().unsigned_abs());
-    // Equal blocks: a product of 2050 columns packs two blocks of 1025, not 2048 and 2.
-    let (mc, kc, nc) = (
-        block(m, MC, kernel.mr),
-        block(k, KC, 1),
-        block(n, NC, kernel.nr),
-    );
-    with_space::<T, _>((mc + nc) * kc, |space| {
-        let (packed_a, packed_b) = space.split_at_mut(mc * kc);
-        for j0 in (0..n).step_by(nc) {
-            let w = nc.min(n - j0);
-            for p0 in (0..k).step_by(kc) {
-                let depth = kc.min(k - p0);
-                let add = accum == Accum::Add || p0 > 0;
-                // SAFETY: rows `p0..p0 + depth` and columns `j0..j0 + w` lie inside `rhs`,
-                // and `packed_b` holds `nc·kc` elements.
-                unsafe { (kernel.pack_b)(packed_b, b.transposed(), (j0, w), (p0, depth)) };
-                for i0 in (0..m).step_by(mc) {
-                    let h = mc.min(m - i0);
-                    // SAFETY: rows `i0..i0 + h` and columns `p0..p0 + depth` lie inside
-                    // `lhs`, and `packed_a` holds `mc·kc` elements.
-                    unsafe { (kernel.pack_a)(packed_a, a, (i0, h), (p0, depth)) };
-                    // SAFETY: the block `(i0.., j0..)` of `C`, `h × w`, lies inside `dst`
-                    // (column stride `ldc`, borrowed mutably); the panels were just packed.
-                    let c = (unsafe { c.0.add(i0 + j0 * c.1) }, c.1);
-                    unsafe { blocks(kernel, (packed_a, packed_b), (h, w, depth), c, alpha, add) };
-                }
-            }
+    let operands = (Operand::of(lhs), Operand::of(rhs));
+    let tiles = |panels: (&[T], &[T]), blk: Block| {
+        let add = accum == Accum::Add || blk.p0 > 0;
+        // SAFETY: the block `(i0.., j0..)` of `C`, `h × w`, lies inside `dst` (column stride
+        // `ldc`, borrowed mutably); the panels were just packed.
+        unsafe {
+            let c = (c.0.add(blk.i0 + blk.j0 * c.1), c.1);
+            blocks(kernel, panels, (blk.h, blk.w, blk.depth), c, alpha, add)
         }
-    });
+    };
+    // SAFETY: the operands are `lhs` (`m × k`) and `rhs` (`k × n`), borrowed.
+    unsafe { packed_loops(kernel, operands, (m, n, k), |_| 0, |_, _, _, w| w, tiles) };
 }
 
 /// `C(h × w) = add·C + alpha·A·B` for a packed block of `A` (`h` rows in panels) and one of
@@ -338,11 +387,10 @@ unsafe fn blocks<T: KernelScalar>(
 
 /// `dst[i, k] += alpha·(lhs·rhs)[i, k]` for the entries with `rows[i] >= cols[k]`, on this
 /// thread: the lower triangle of a matrix whose rows `rows` and columns `cols` (both
-/// ascending) `dst` holds. Like [`product`], except that a block of `A`'s rows is packed only
-/// from the first row at or below the block of `B`'s first column, and multiplied only with
-/// the columns at or left of its last row; tiles across the diagonal go through a buffer and
-/// only their lower entries are added. `false` (nothing written) when `dst`'s rows are not
-/// contiguous.
+/// ascending) `dst` holds. [`packed_loops`] as in [`product`], except that a block of `A`'s
+/// rows is packed only from the first row at or below the block of `B`'s first column, and
+/// multiplied only with the columns at or left of its last row ([`lower_blocks`]). `false`
+/// (nothing written) when `dst`'s rows are not contiguous.
 fn lower_product<T: KernelScalar>(
     kernel: Kernel<T>,
     dst: faer::MatMut<'_, T>,
@@ -359,49 +407,24 @@ fn lower_product<T: KernelScalar>(
     if m == 0 || n == 0 || k == 0 {
         return true;
     }
-    let (a, b) = (Operand::of(lhs), Operand::of(rhs));
     let c = (dst.as_ptr_mut(), dst.col_stride().unsigned_abs());
-    let (mc, kc, nc) = (
-        block(m, MC, kernel.mr),
-        block(k, KC, 1),
-        block(n, NC, kernel.nr),
-    );
-    with_space::<T, _>((mc + nc) * kc, |space| {
-        let (packed_a, packed_b) = space.split_at_mut(mc * kc);
-        for j0 in (0..n).step_by(nc) {
-            let w = nc.min(n - j0);
-            // My rows at or below the block's first column (a suffix: `rows` ascends).
-            let first = rows.partition_point(|&r| r < cols[j0]);
-            if first == m {
-                break;
-            }
-            for p0 in (0..k).step_by(kc) {
-                let depth = kc.min(k - p0);
-                // SAFETY: as in `product`.
-                unsafe { (kernel.pack_b)(packed_b, b.transposed(), (j0, w), (p0, depth)) };
-                for i0 in (first..m).step_by(mc) {
-                    let h = mc.min(m - i0);
-                    // The block's columns at or left of its last row: a prefix.
-                    let wc = cols[j0..j0 + w].partition_point(|&q| q <= rows[i0 + h - 1]);
-                    // SAFETY: as in `product`.
-                    unsafe { (kernel.pack_a)(packed_a, a, (i0, h), (p0, depth)) };
-                    let c = (unsafe { c.0.add(i0 + j0 * c.1) }, c.1);
-                    let labels = (&rows[i0..i0 + h], &cols[j0..j0 + wc]);
-                    // SAFETY: as in `product`, for the block's first `wc ≤ w` columns.
-                    unsafe {
-                        lower_blocks(
-                            kernel,
-                            (packed_a, packed_b),
-                            (h, wc, depth),
-                            c,
-                            alpha,
-                            labels,
-                        )
-                    };
-                }
-            }
+    let operands = (Operand::of(lhs), Operand::of(rhs));
+    // My rows at or below a block's first column (a suffix: `rows` ascends), and a block's
+    // columns at or left of its last row (a prefix).
+    let rows_from = |j0: usize| rows.partition_point(|&r| r < cols[j0]);
+    let cols_upto = |i0: usize, h: usize, j0: usize, w: usize| {
+        cols[j0..j0 + w].partition_point(|&q| q <= rows[i0 + h - 1])
+    };
+    let tiles = |panels: (&[T], &[T]), blk: Block| {
+        let labels = (&rows[blk.i0..blk.i0 + blk.h], &cols[blk.j0..blk.j0 + blk.w]);
+        // SAFETY: as in `product`, for the block's first `w` columns.
+        unsafe {
+            let c = (c.0.add(blk.i0 + blk.j0 * c.1), c.1);
+            lower_blocks(kernel, panels, (blk.h, blk.w, blk.depth), c, alpha, labels)
         }
-    });
+    };
+    // SAFETY: the operands are `lhs` (`m × k`) and `rhs` (`k × n`), borrowed.
+    unsafe { packed_loops(kernel, operands, (m, n, k), rows_from, cols_upto, tiles) };
     true
 }
 
